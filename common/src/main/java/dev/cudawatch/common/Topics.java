@@ -1,0 +1,22 @@
+package dev.cudawatch.common;
+
+import java.util.List;
+
+/** Every Kafka topic cudawatch reads or writes, defined once. */
+public final class Topics {
+  /** Lines from training jobs, kernel logs and GPU memory samples, written by the agent. */
+  public static final String LOGS = "cudawatch.logs";
+
+  /** Classified incidents, written exactly once by the processor. */
+  public static final String INCIDENTS = "cudawatch.incidents";
+
+  /** Alert state changes (firing/resolved), written exactly once by the processor. */
+  public static final String ALERTS = "cudawatch.alerts";
+
+  /** Records that could not be read, with the reason, from any stage. */
+  public static final String DEAD_LETTER = "cudawatch.deadletter";
+
+  public static final List<String> ALL = List.of(LOGS, INCIDENTS, ALERTS, DEAD_LETTER);
+
+  private Topics() {}
+}

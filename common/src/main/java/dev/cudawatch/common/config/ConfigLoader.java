@@ -1,0 +1,152 @@
+package dev.cudawatch.common.config;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * Loads a typed configuration from one YAML file plus environment overrides.
+ *
+ * <p>Precedence: defaults in the config classes, then the file, then the environment. An
+ * environment variable {@code PREFIX_A__B_C=value} sets key {@code b_c} of section {@code a}
+ * ({@code __} separates levels, so keys may contain single underscores). Unknown keys, from the
+ * file or the environment, are errors that name the key.
+ */
+public final class ConfigLoader {
+  private static final ObjectMapper YAML =
+      YAMLMapper.builder(new YAMLFactory())
+          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .findAndAddModules()
+          .build();
+
+  private final String envPrefix;
+  private final Map<String, String> env;
+
+  /**
+   * @param envPrefix e.g. {@code CUDAWATCH}; variables named {@code CUDAWATCH_...} override keys
+   * @param env the environment (injected so tests need not touch the process environment)
+   */
+  public ConfigLoader(String envPrefix, Map<String, String> env) {
+    this.envPrefix = envPrefix.endsWith("_") ? envPrefix : envPrefix + "_";
+    this.env = env;
+  }
+
+  /** Loads {@code type} from {@code file} (null for defaults only) and the environment. */
+  public <T> T load(Path file, Class<T> type) {
+    String origin = file == null ? "defaults" : file.toString();
+    ObjectNode tree = readTree(file);
+    Map<String, String> fromEnv = applyEnv(tree);
+    T config;
+    try {
+      config = YAML.treeToValue(tree, type);
+    } catch (UnrecognizedPropertyException e) {
+      String key = dotted(e.getPath()) ;
+      String envVar = fromEnv.get(key);
+      String known =
+          e.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
+      throw new ConfigException(
+          (envVar != null ? "environment variable " + envVar : origin)
+              + ": unknown key '" + key + "' (known keys here: " + known + ")");
+    } catch (MismatchedInputException e) {
+      String key = dotted(e.getPath());
+      throw new ConfigException(origin + ": bad value for '" + key + "': " + firstLine(e.getOriginalMessage()));
+    } catch (IOException | IllegalArgumentException e) {
+      throw new ConfigException(origin + ": " + firstLine(e.getMessage()), e);
+    }
+    if (config == null) {
+      throw new ConfigException(origin + ": empty configuration");
+    }
+    if (config instanceof Validated v) {
+      try {
+        v.validate("");
+      } catch (ConfigException e) {
+        throw new ConfigException(origin + ": " + e.getMessage(), e);
+      }
+    }
+    return config;
+  }
+
+  private ObjectNode readTree(Path file) {
+    if (file == null) {
+      return JsonNodeFactory.instance.objectNode();
+    }
+    if (!Files.isReadable(file)) {
+      throw new ConfigException(file + ": cannot read the configuration file");
+    }
+    try {
+      JsonNode node = YAML.readTree(file.toFile());
+      if (node == null || node.isMissingNode() || node.isNull()) {
+        return JsonNodeFactory.instance.objectNode();
+      }
+      if (!node.isObject()) {
+        throw new ConfigException(file + ": the top level must be a mapping of keys");
+      }
+      return (ObjectNode) node;
+    } catch (IOException e) {
+      throw new ConfigException(file + ": not valid YAML: " + firstLine(e.getMessage()), e);
+    }
+  }
+
+  /** Applies overrides in name order; returns dotted key to the variable that set it. */
+  private Map<String, String> applyEnv(ObjectNode tree) {
+    Map<String, String> applied = new TreeMap<>();
+    new TreeMap<>(env)
+        .forEach(
+            (name, value) -> {
+              if (!name.startsWith(envPrefix) || name.length() == envPrefix.length()) {
+                return;
+              }
+              String[] path = name.substring(envPrefix.length()).toLowerCase(Locale.ROOT).split("__");
+              ObjectNode node = tree;
+              for (int i = 0; i < path.length - 1; i++) {
+                JsonNode child = node.get(path[i]);
+                if (!(child instanceof ObjectNode)) {
+                  child = node.putObject(path[i]);
+                }
+                node = (ObjectNode) child;
+              }
+              node.put(path[path.length - 1], value);
+              applied.put(String.join(".", path), name);
+            });
+    return applied;
+  }
+
+  private static String dotted(java.util.List<com.fasterxml.jackson.databind.JsonMappingException.Reference> path) {
+    StringBuilder sb = new StringBuilder();
+    for (var ref : path) {
+      if (ref.getFieldName() != null) {
+        if (sb.length() > 0) {
+          sb.append('.');
+        }
+        sb.append(ref.getFieldName());
+      } else if (ref.getIndex() >= 0) {
+        sb.append('[').append(ref.getIndex()).append(']');
+      }
+    }
+    return sb.toString();
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "";
+    }
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+}

@@ -1,0 +1,96 @@
+package dev.cudawatch.common.wire;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A diagnosed failure: one class of {@code shared/spec/TAXONOMY.md}, its fields, and what to do.
+ *
+ * @param v wire version
+ * @param id stable id: the stream and the record id of the incident's first line
+ * @param incidentClass the taxonomy class ({@code cuda_oom}, {@code gpu_xid}, ...)
+ * @param root true when this is the first failure of its stream's episode
+ * @param rootId the root incident's id when {@code root} is false
+ * @param count how many lines of the same signature it stands for (bursts become one incident)
+ * @param severity critical, error, warning
+ * @param suspect application, hardware, environment, infrastructure, framework
+ * @param signature id of the catalog signature that matched first
+ * @param fields taxonomy fields stated by the text (sizes in bytes, durations in ms)
+ * @param summary one line a person reads first
+ * @param explanation why it happens, specific to the fields
+ * @param nextSteps what to do, most useful first
+ * @param host node
+ * @param job job id or null
+ * @param source the stream's source (path or name)
+ * @param line 1-based line number of the first line in its stream
+ * @param firstRecordId record id of the first line
+ * @param eventTime when the first line was written
+ * @param detectedTime when the classifier emitted it
+ * @param excerpt the lines that matched, capped
+ * @param verdict fleet verdict added by correlation (e.g. {@code application_fault}), or null
+ */
+public record Incident(
+    int v,
+    String id,
+    @JsonProperty("class") String incidentClass,
+    boolean root,
+    String rootId,
+    int count,
+    String severity,
+    String suspect,
+    String signature,
+    Map<String, Object> fields,
+    String summary,
+    String explanation,
+    List<String> nextSteps,
+    String host,
+    String job,
+    String source,
+    long line,
+    String firstRecordId,
+    Instant eventTime,
+    Instant detectedTime,
+    List<String> excerpt,
+    String verdict) {
+
+  public Incident {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(incidentClass, "class");
+    fields = fields == null ? Map.of() : fields;
+    nextSteps = nextSteps == null ? List.of() : List.copyOf(nextSteps);
+    excerpt = excerpt == null ? List.of() : List.copyOf(excerpt);
+    if (count <= 0) {
+      count = 1;
+    }
+  }
+
+  /** The same incident with a fleet verdict attached. */
+  public Incident withVerdict(String newVerdict) {
+    return new Incident(
+        v,
+        id,
+        incidentClass,
+        root,
+        rootId,
+        count,
+        severity,
+        suspect,
+        signature,
+        fields,
+        summary,
+        explanation,
+        nextSteps,
+        host,
+        job,
+        source,
+        line,
+        firstRecordId,
+        eventTime,
+        detectedTime,
+        excerpt,
+        newVerdict);
+  }
+}

@@ -1,0 +1,176 @@
+package dev.cudawatch.common.wire;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One line (or a small group of lines) shipped by the agent.
+ *
+ * @param v wire version, {@link WireJson#VERSION}
+ * @param id stable record id: {@code source@offset}; a crash may resend a record, never change its
+ *     id, so consumers drop duplicates by it
+ * @param host node the line came from
+ * @param job job id (Slurm, torchelastic, Kubernetes pod) or null
+ * @param rank global rank, or null when unknown
+ * @param localRank local rank, or null when unknown
+ * @param gpu device index as the job sees it, or null
+ * @param kind what the record carries
+ * @param stream stdout, stderr, file, kmsg, nvidia-smi
+ * @param source the stream's source: a path, or a name such as {@code run:<job>}
+ * @param offset byte offset of the first line in the source
+ * @param eventTime when the line was written (file modification or read time)
+ * @param ingestTime when the agent read it
+ * @param text the line, without its trailing newline
+ * @param lineCount lines in {@code text} (1 unless the agent grouped lines)
+ */
+public record LogRecord(
+    int v,
+    String id,
+    String host,
+    String job,
+    Integer rank,
+    Integer localRank,
+    Integer gpu,
+    RecordKind kind,
+    String stream,
+    String source,
+    long offset,
+    Instant eventTime,
+    Instant ingestTime,
+    String text,
+    int lineCount) {
+
+  public LogRecord {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(source, "source");
+    Objects.requireNonNull(text, "text");
+    Objects.requireNonNull(eventTime, "event_time");
+    if (ingestTime == null) {
+      ingestTime = eventTime;
+    }
+    if (stream == null) {
+      stream = "file";
+    }
+    if (lineCount <= 0) {
+      lineCount = 1;
+    }
+  }
+
+  /** The stable id of the line at {@code offset} of {@code source}. */
+  public static String idOf(String host, String source, long offset) {
+    return host + ":" + source + "@" + offset;
+  }
+
+  /** The key that groups the lines of one stream: lines of a stream are classified in order. */
+  public String streamKey() {
+    return host + "|" + source + "|" + stream;
+  }
+
+  /** A fresh LOG record; the agent fills the rest through {@link Builder}. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds records field by field; unset fields take the defaults of the canonical constructor. */
+  public static final class Builder {
+    private String host = "localhost";
+    private String job;
+    private Integer rank;
+    private Integer localRank;
+    private Integer gpu;
+    private RecordKind kind = RecordKind.LOG;
+    private String stream = "file";
+    private String source;
+    private long offset;
+    private Instant eventTime;
+    private Instant ingestTime;
+    private String text;
+    private int lineCount = 1;
+
+    public Builder host(String v) {
+      host = v;
+      return this;
+    }
+
+    public Builder job(String v) {
+      job = v;
+      return this;
+    }
+
+    public Builder rank(Integer v) {
+      rank = v;
+      return this;
+    }
+
+    public Builder localRank(Integer v) {
+      localRank = v;
+      return this;
+    }
+
+    public Builder gpu(Integer v) {
+      gpu = v;
+      return this;
+    }
+
+    public Builder kind(RecordKind v) {
+      kind = v;
+      return this;
+    }
+
+    public Builder stream(String v) {
+      stream = v;
+      return this;
+    }
+
+    public Builder source(String v) {
+      source = v;
+      return this;
+    }
+
+    public Builder offset(long v) {
+      offset = v;
+      return this;
+    }
+
+    public Builder eventTime(Instant v) {
+      eventTime = v;
+      return this;
+    }
+
+    public Builder ingestTime(Instant v) {
+      ingestTime = v;
+      return this;
+    }
+
+    public Builder text(String v) {
+      text = v;
+      return this;
+    }
+
+    public Builder lineCount(int v) {
+      lineCount = v;
+      return this;
+    }
+
+    public LogRecord build() {
+      return new LogRecord(
+          WireJson.VERSION,
+          idOf(host, source, offset),
+          host,
+          job,
+          rank,
+          localRank,
+          gpu,
+          kind,
+          stream,
+          source,
+          offset,
+          eventTime,
+          ingestTime,
+          text,
+          lineCount);
+    }
+  }
+}

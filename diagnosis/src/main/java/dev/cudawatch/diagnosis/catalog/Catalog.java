@@ -1,0 +1,46 @@
+package dev.cudawatch.diagnosis.catalog;
+
+import java.util.List;
+
+/**
+ * Everything the classifier knows: signatures in priority order, their keyword automaton, and
+ * the CUDA error and Xid tables. Immutable and shared by every stream.
+ */
+public final class Catalog {
+  private final List<Signature> signatures;
+  private final KeywordMatcher keywords;
+  private final CudaErrorTable cudaErrors;
+  private final XidTable xids;
+
+  Catalog(List<Signature> signatures, KeywordMatcher keywords, CudaErrorTable cudaErrors, XidTable xids) {
+    this.signatures = List.copyOf(signatures);
+    this.keywords = keywords;
+    this.cudaErrors = cudaErrors;
+    this.xids = xids;
+  }
+
+  /** The built-in catalog, plus any extra catalog files. */
+  public static Catalog load(List<java.nio.file.Path> extraFiles) {
+    return new CatalogLoader().load(extraFiles);
+  }
+
+  public static Catalog builtIn() {
+    return load(List.of());
+  }
+
+  public List<Signature> signatures() {
+    return signatures;
+  }
+
+  public KeywordMatcher keywords() {
+    return keywords;
+  }
+
+  public CudaErrorTable cudaErrors() {
+    return cudaErrors;
+  }
+
+  public XidTable xids() {
+    return xids;
+  }
+}

@@ -1,0 +1,14 @@
+package dev.cudawatch.diagnosis.catalog;
+
+/** A catalog that cannot be loaded; the message gives the file, the line and the reason. */
+public final class CatalogException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  public CatalogException(String message) {
+    super(message);
+  }
+
+  public CatalogException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

@@ -1,0 +1,133 @@
+package dev.cudawatch.diagnosis.catalog;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Aho–Corasick automaton over the catalog's literal keywords, matched case-insensitively in one
+ * pass. Almost every line of a training log holds no keyword, so this scan is the whole cost of
+ * classifying it; regexes run only on the rare lines it flags.
+ */
+public final class KeywordMatcher {
+  private final int classes;
+  private final byte[] charClass = new byte[128];
+  private final int[] delta;
+  private final long[][] output;
+  private final int words;
+
+  /**
+   * @param keywords keyword text to the index of the signature it selects (many to one)
+   * @param signatureCount number of signatures, to size the hit masks
+   */
+  public KeywordMatcher(List<Map.Entry<String, Integer>> keywords, int signatureCount) {
+    this.words = Math.max(1, (signatureCount + 63) / 64);
+    int next = 1;
+    for (var kw : keywords) {
+      for (char c : kw.getKey().toLowerCase(Locale.ROOT).toCharArray()) {
+        if (c >= 128) {
+          throw new CatalogException("keyword '" + kw.getKey() + "' must be ASCII");
+        }
+        if (charClass[c] == 0) {
+          if (next >= 127) {
+            throw new CatalogException("keywords use too many distinct characters");
+          }
+          charClass[c] = (byte) next++;
+        }
+      }
+    }
+    // Upper-case letters share the class of their lower-case form.
+    for (char c = 'A'; c <= 'Z'; c++) {
+      charClass[c] = charClass[Character.toLowerCase(c)];
+    }
+    this.classes = next;
+
+    List<Map<Integer, Integer>> trie = new ArrayList<>();
+    List<long[]> out = new ArrayList<>();
+    trie.add(new HashMap<>());
+    out.add(null);
+    for (var kw : keywords) {
+      int s = 0;
+      for (char c : kw.getKey().toLowerCase(Locale.ROOT).toCharArray()) {
+        int cls = charClass[c];
+        Integer t = trie.get(s).get(cls);
+        if (t == null) {
+          t = trie.size();
+          trie.add(new HashMap<>());
+          out.add(null);
+          trie.get(s).put(cls, t);
+        }
+        s = t;
+      }
+      long[] mask = out.get(s) == null ? new long[words] : out.get(s);
+      mask[kw.getValue() >> 6] |= 1L << (kw.getValue() & 63);
+      out.set(s, mask);
+    }
+    int n = trie.size();
+    delta = new int[n * classes];
+    int[] fail = new int[n];
+    ArrayDeque<Integer> queue = new ArrayDeque<>();
+    for (int cls = 0; cls < classes; cls++) {
+      Integer t = trie.get(0).get(cls);
+      delta[cls] = t == null ? 0 : t;
+      if (t != null) {
+        queue.add(t);
+      }
+    }
+    while (!queue.isEmpty()) {
+      int s = queue.poll();
+      if (out.get(fail[s]) != null) {
+        long[] merged = out.get(s) == null ? new long[words] : out.get(s);
+        long[] f = out.get(fail[s]);
+        for (int w = 0; w < words; w++) {
+          merged[w] |= f[w];
+        }
+        out.set(s, merged);
+      }
+      for (int cls = 0; cls < classes; cls++) {
+        Integer t = trie.get(s).get(cls);
+        if (t == null) {
+          delta[s * classes + cls] = delta[fail[s] * classes + cls];
+        } else {
+          fail[t] = delta[fail[s] * classes + cls];
+          delta[s * classes + cls] = t;
+          queue.add(t);
+        }
+      }
+    }
+    output = out.toArray(new long[0][]);
+  }
+
+  /** Words in a hit mask. */
+  public int maskWords() {
+    return words;
+  }
+
+  /**
+   * Scans {@code text} and ORs into {@code mask} the signatures whose keywords occur.
+   *
+   * @return true when any keyword occurred
+   */
+  public boolean scan(CharSequence text, long[] mask) {
+    final int[] d = delta;
+    final byte[] cc = charClass;
+    final int k = classes;
+    int s = 0;
+    boolean hit = false;
+    for (int i = 0, n = text.length(); i < n; i++) {
+      char c = text.charAt(i);
+      s = d[s * k + (c < 128 ? cc[c] : 0)];
+      long[] o = output[s];
+      if (o != null) {
+        hit = true;
+        for (int w = 0; w < o.length; w++) {
+          mask[w] |= o[w];
+        }
+      }
+    }
+    return hit;
+  }
+}

@@ -1,0 +1,111 @@
+package dev.cudawatch.diagnosis.cli;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.CatalogException;
+import dev.cudawatch.diagnosis.engine.OfflineClassifier;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code cudawatch classify}: diagnoses logs offline, for the researcher whose job just died. */
+@Command(
+    name = "classify",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Diagnose CUDA, PyTorch, NCCL and GPU-driver failures in log files.",
+      "Reads each FILE ('-' for stdin) and reports its incidents: the root cause first, what it means and what to do next.",
+      "An nvidia-smi --query-gpu CSV with memory.used and memory.total is checked for memory leaks."
+    },
+    exitCodeListHeading = "%nExit status:%n",
+    exitCodeList = {"0:every file was read", "2:a file could not be read, or the catalog is invalid"})
+public final class ClassifyCommand implements Callable<Integer> {
+  @Parameters(paramLabel = "FILE", arity = "1..*", description = "log files to diagnose; '-' reads stdin")
+  List<String> files = new ArrayList<>();
+
+  @Option(names = "--json", description = "one JSON object per incident per line")
+  boolean json;
+
+  @Option(names = "--catalog", paramLabel = "FILE", description = "extra signature catalog (YAML); may be repeated")
+  List<Path> catalogs = new ArrayList<>();
+
+  @Option(names = "--color", negatable = true, description = "colour the report (default: when stdout is a terminal)")
+  Boolean color;
+
+  private final PrintStream out;
+  private final PrintStream err;
+  private final InputStream stdin;
+
+  public ClassifyCommand() {
+    this(System.out, System.err, System.in);
+  }
+
+  ClassifyCommand(PrintStream out, PrintStream err, InputStream stdin) {
+    this.out = out;
+    this.err = err;
+    this.stdin = stdin;
+  }
+
+  public static void main(String[] args) {
+    PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+    int code = new CommandLine(new ClassifyCommand(out, System.err, System.in)).execute(args);
+    out.flush();
+    System.exit(code);
+  }
+
+  @Override
+  public Integer call() {
+    Catalog catalog;
+    try {
+      catalog = Catalog.load(catalogs);
+    } catch (CatalogException e) {
+      err.println("cudawatch classify: invalid catalog: " + e.getMessage());
+      return 2;
+    }
+    boolean tty = System.console() != null;
+    boolean useColor = color != null ? color : tty && System.getenv("NO_COLOR") == null;
+    OfflineClassifier classifier = new OfflineClassifier(catalog, Clock.systemUTC());
+    Report report = json ? new JsonReport(out) : new TextReport(out, useColor);
+    int status = 0;
+    for (String file : files) {
+      try (InputStream in = file.equals("-") ? stdin : Files.newInputStream(Path.of(file))) {
+        long size = file.equals("-") ? -1 : Files.size(Path.of(file));
+        Progress progress = new Progress(err, size, tty && !json);
+        List<Incident> incidents = classifier.classify(in, file, progress::update);
+        progress.done();
+        report.file(file, incidents);
+      } catch (IOException | RuntimeException e) {
+        err.println("cudawatch classify: " + file + ": " + describe(e));
+        status = 2;
+      }
+      out.flush();
+    }
+    report.end();
+    out.flush();
+    return status;
+  }
+
+  private static String describe(Exception e) {
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "permission denied";
+    }
+    if (e instanceof java.nio.file.FileSystemException fse && fse.getReason() != null) {
+      return fse.getReason();
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+}

@@ -1,0 +1,11 @@
+package dev.cudawatch.diagnosis.cli;
+
+import dev.cudawatch.common.wire.Incident;
+import java.util.List;
+
+/** How classify prints what it found. */
+interface Report {
+  void file(String file, List<Incident> incidents);
+
+  default void end() {}
+}

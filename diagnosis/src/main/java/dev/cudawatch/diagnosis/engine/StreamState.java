@@ -1,0 +1,37 @@
+package dev.cudawatch.diagnosis.engine;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+
+/**
+ * What the classifier remembers of one stream between lines: open incidents, the episode's root,
+ * and the current Python traceback. Small and bounded, so it can live in Flink keyed state.
+ */
+public final class StreamState implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** Open incidents kept at most; the oldest is closed (emitted) beyond it. */
+  static final int MAX_OPEN = 16;
+
+  long lineNo;
+  ArrayList<OpenIncident> open = new ArrayList<>();
+  String rootId;
+  String rootClass;
+  long lastFailureLine = Long.MIN_VALUE / 2;
+  String userFrame;
+  long tracebackLine = Long.MIN_VALUE / 2;
+  long droppedConsequences;
+
+  public long lineNo() {
+    return lineNo;
+  }
+
+  public boolean isIdle() {
+    return open.isEmpty();
+  }
+
+  /** Lines seen that a consequence-only signature matched with no root before them. */
+  public long droppedConsequences() {
+    return droppedConsequences;
+  }
+}

@@ -1,0 +1,88 @@
+package dev.cudawatch.diagnosis.trend;
+
+import java.io.Serializable;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * Detects steady GPU memory growth toward the card's capacity for one GPU, before the OOM. Uses
+ * the Theil–Sen estimator (median of pairwise slopes), which ignores the spikes and drops of a
+ * training step. State is bounded by {@link TrendSettings#windowSamples()}.
+ */
+public final class MemoryTrendDetector implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  private final TrendSettings settings;
+  private final ArrayDeque<MemorySample> window = new ArrayDeque<>();
+
+  public MemoryTrendDetector(TrendSettings settings) {
+    this.settings = settings;
+  }
+
+  /** Adds a sample; returns a trend when memory is heading to full soon. */
+  public Optional<MemoryTrend> add(MemorySample s) {
+    if (!window.isEmpty() && s.epochMillis() <= window.peekLast().epochMillis()) {
+      return Optional.empty(); // late or duplicate sample: the window stays ordered
+    }
+    window.addLast(s);
+    while (window.size() > settings.windowSamples()) {
+      window.removeFirst();
+    }
+    if (window.size() < settings.minSamples()) {
+      return Optional.empty();
+    }
+    MemorySample first = window.peekFirst();
+    double span = (s.epochMillis() - first.epochMillis()) / 1000.0;
+    if (span < settings.minSpanSeconds()) {
+      return Optional.empty();
+    }
+    MemorySample[] xs = window.toArray(new MemorySample[0]);
+    int rising = 0;
+    for (int i = 1; i < xs.length; i++) {
+      if (xs[i].usedBytes() >= xs[i - 1].usedBytes()) {
+        rising++;
+      }
+    }
+    if (rising < settings.minRisingFraction() * (xs.length - 1)) {
+      return Optional.empty();
+    }
+    double slope = theilSen(xs);
+    if (slope < settings.minGrowthBytesPerSecond()) {
+      return Optional.empty();
+    }
+    long remaining = s.totalBytes() - s.usedBytes();
+    if (remaining <= 0) {
+      return Optional.empty(); // already full: the OOM itself is the incident now
+    }
+    double toFull = remaining / slope;
+    if (toFull > settings.warnBelowSeconds()) {
+      return Optional.empty();
+    }
+    return Optional.of(new MemoryTrend(slope, toFull, s));
+  }
+
+  public int size() {
+    return window.size();
+  }
+
+  static double theilSen(MemorySample[] xs) {
+    int n = xs.length;
+    double[] slopes = new double[n * (n - 1) / 2];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      for (int j = i + 1; j < n; j++) {
+        double dt = (xs[j].epochMillis() - xs[i].epochMillis()) / 1000.0;
+        if (dt > 0) {
+          slopes[k++] = (xs[j].usedBytes() - xs[i].usedBytes()) / dt;
+        }
+      }
+    }
+    if (k == 0) {
+      return 0;
+    }
+    double[] s = Arrays.copyOf(slopes, k);
+    Arrays.sort(s);
+    return k % 2 == 1 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+  }
+}

@@ -1,0 +1,40 @@
+package dev.cudawatch.diagnosis.trend;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.diagnosis.engine.Advice;
+import dev.cudawatch.diagnosis.engine.Advisor;
+import dev.cudawatch.diagnosis.engine.FieldValues;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Turns a detected trend into a {@code memory_leak} incident. */
+public final class TrendIncidents {
+  private TrendIncidents() {}
+
+  public static Incident of(MemoryTrend t, Advisor advisor, String host, String source, long line, Instant now) {
+    Map<String, Object> f = new LinkedHashMap<>();
+    f.put("gpu", (long) t.at().gpu());
+    if (t.at().pci() != null) {
+      f.put("pci", t.at().pci());
+    }
+    f.put("growth_bytes_per_second", Math.round(t.growthBytesPerSecond()));
+    f.put("predicted_seconds_to_full", Math.round(t.predictedSecondsToFull()));
+    f.put("memory_used_bytes", t.at().usedBytes());
+    f.put("memory_total_bytes", t.at().totalBytes());
+    if (host != null) {
+      f.put("host", host);
+    }
+    Advice a = advisor.advise("memory_leak", f);
+    String summary =
+        "GPU " + t.at().gpu() + " memory grows " + FieldValues.humanBytes(Math.round(t.growthBytesPerSecond()))
+            + "/s: full in about " + Math.round(t.predictedSecondsToFull()) + " s";
+    String id = String.format("%016x", (host + "|" + source + "|" + t.at().gpu() + "|" + t.at().epochMillis()).hashCode() & 0xffffffffL);
+    return new Incident(
+        WireJson.VERSION, id, "memory_leak", true, null, 1, "warning", "application", "memory_trend", f, summary,
+        a.explanation(), a.nextSteps(), host, null, source, line, source + "@" + line,
+        Instant.ofEpochMilli(t.at().epochMillis()), now, List.of(), null);
+  }
+}
