@@ -152,6 +152,10 @@ public final class CatalogLoader {
               try {
                 SignatureSpec spec = YAML.readValue(p, SignatureSpec.class);
                 out.add(new Located(spec, at(file, start).replaceAll(": $", "")));
+              } catch (com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException e) {
+                throw new CatalogException(
+                    at(file, start) + "signature has unknown key '" + e.getPropertyName() + "' (known: "
+                        + e.getKnownPropertyIds() + ")", e);
               } catch (JsonProcessingException e) {
                 JsonLocation loc = e.getLocation() != null ? e.getLocation() : start;
                 throw new CatalogException(at(file, loc) + e.getOriginalMessage(), e);

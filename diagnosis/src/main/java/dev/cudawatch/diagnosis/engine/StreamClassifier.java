@@ -224,6 +224,7 @@ public final class StreamClassifier {
       String v = e.getValue();
       switch (k) {
         case "kernel_path" -> out.put("kernel_file", v.substring(v.lastIndexOf('/') + 1));
+        case "pci" -> out.put("pci", kernelPci(v));
         case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
         case "ran_for_s" -> {
           Long s = FieldValues.parseLong(v);
@@ -235,6 +236,15 @@ public final class StreamClassifier {
       }
     }
     return out;
+  }
+
+  /** PCI addresses as the kernel log writes them: lower case, a 4-digit domain. */
+  static String kernelPci(String v) {
+    String[] parts = v.toLowerCase(java.util.Locale.ROOT).split(":");
+    if (parts.length == 3 && parts[0].length() > 4) {
+      parts[0] = parts[0].substring(parts[0].length() - 4);
+    }
+    return String.join(":", parts);
   }
 
   /** Completes cuda_error_name / cuda_error_code from whichever the text stated. */
@@ -302,6 +312,7 @@ public final class StreamClassifier {
 
   static boolean isUserPath(String path) {
     return !(path.startsWith("<")
+        || path.endsWith(".pyx")
         || path.contains("site-packages")
         || path.contains("dist-packages")
         || path.contains("/lib/python")
@@ -337,7 +348,10 @@ public final class StreamClassifier {
     if (text.contains("NVRM")) {
       return "driver";
     }
-    if (text.contains("CUDA error") || text.contains("cudaError") || text.contains("CUDA_ERROR_")) {
+    if (EXCEPTION_TYPE.matcher(text).find()) {
+      return "pytorch"; // a Python exception about CUDA with no other framework named: PyTorch's wording
+    }
+    if (text.contains("CUDA error") || text.contains("cudaError") || text.contains("CUDA_ERROR_") || text.contains("GPUassert")) {
       return "cuda";
     }
     return null;

@@ -1,0 +1,33 @@
+package dev.cudawatch.diagnosis.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import org.junit.jupiter.api.Test;
+
+class FieldValuesTest {
+  @Test
+  void sizesInEveryUnitBecomeBytes() {
+    assertEquals(214748364800L, FieldValues.parseBytes("200.00 GiB"));
+    assertEquals(543162368L, FieldValues.parseBytes("518.00 MiB"));
+    assertEquals(2048L, FieldValues.parseBytes("2.00 KiB"));
+    assertEquals(0L, FieldValues.parseBytes("0 bytes"));
+    assertEquals(274877906944L, FieldValues.parseBytes("274,877,906,944"));
+    assertEquals(1256277934L, FieldValues.parseBytes("1.17GiB"));
+    assertNull(FieldValues.parseBytes("lots"));
+  }
+
+  @Test
+  void typesByFieldName() {
+    assertEquals(1024L, FieldValues.typed("free_bytes", "1 KiB"));
+    assertEquals(20000L, FieldValues.typed("timeout_ms", "20000"));
+    assertEquals(3L, FieldValues.typed("gpu", "3"));
+    assertEquals("ALLREDUCE", FieldValues.typed("op_type", "ALLREDUCE"));
+  }
+
+  @Test
+  void humanBytesReadsBack() {
+    assertEquals("200.00 GiB", FieldValues.humanBytes(214748364800L));
+    assertEquals("12 bytes", FieldValues.humanBytes(12));
+  }
+}
