@@ -11,12 +11,21 @@ public final class Catalog {
   private final KeywordMatcher keywords;
   private final CudaErrorTable cudaErrors;
   private final XidTable xids;
+  private final java.util.Map<String, Signature> byId = new java.util.HashMap<>();
 
   Catalog(List<Signature> signatures, KeywordMatcher keywords, CudaErrorTable cudaErrors, XidTable xids) {
     this.signatures = List.copyOf(signatures);
     this.keywords = keywords;
     this.cudaErrors = cudaErrors;
     this.xids = xids;
+    for (Signature s : signatures) {
+      byId.put(s.id(), s);
+    }
+  }
+
+  /** The signature with this id, or null. */
+  public Signature signature(String id) {
+    return byId.get(id);
   }
 
   /** The built-in catalog, plus any extra catalog files. */

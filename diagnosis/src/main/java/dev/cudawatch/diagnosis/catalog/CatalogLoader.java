@@ -74,6 +74,19 @@ public final class CatalogLoader {
   private record Tables(List<CudaError> errors, List<Xid> xids) {}
 
   public Catalog load(List<Path> extraFiles) {
+    Map<String, byte[]> texts = new java.util.LinkedHashMap<>();
+    for (Path p : extraFiles) {
+      try {
+        texts.put(p.toString(), Files.readAllBytes(p));
+      } catch (IOException e) {
+        throw new CatalogException(p + ": cannot read: " + e.getMessage(), e);
+      }
+    }
+    return loadTexts(texts);
+  }
+
+  /** Loads the built-in catalog plus user catalogs given as (name, YAML bytes), e.g. shipped in a job graph. */
+  public Catalog loadTexts(Map<String, byte[]> extra) {
     Tables tables = readTables();
     CudaErrorTable cudaErrors = new CudaErrorTable(tables.errors());
     List<Located> specs = new ArrayList<>();
@@ -85,11 +98,11 @@ public final class CatalogLoader {
     }
     // User signatures go first: a site's own knowledge overrides the defaults.
     List<Located> user = new ArrayList<>();
-    for (Path p : extraFiles) {
-      try (InputStream in = Files.newInputStream(p)) {
-        readCatalog(in, p.toString(), user, macros);
-      } catch (IOException e) {
-        throw new CatalogException(p + ": cannot read: " + e.getMessage(), e);
+    for (var e : extra.entrySet()) {
+      try (InputStream in = new java.io.ByteArrayInputStream(e.getValue())) {
+        readCatalog(in, e.getKey(), user, macros);
+      } catch (IOException ex) {
+        throw new CatalogException(e.getKey() + ": cannot read: " + ex.getMessage(), ex);
       }
     }
     user.addAll(specs);

@@ -37,18 +37,18 @@ public final class StreamClassifier {
   private final ClassifierSettings settings;
   private final StreamState st;
   private final long[] mask;
-  private final Map<String, Signature> byId = new LinkedHashMap<>();
 
   public StreamClassifier(Catalog catalog, Advisor advisor, StreamContext context, ClassifierSettings settings, StreamState state) {
     this.catalog = catalog;
     this.advisor = advisor;
-    this.context = context;
     this.settings = settings;
     this.st = state;
-    this.mask = new long[catalog.keywords().maskWords()];
-    for (Signature s : catalog.signatures()) {
-      byId.put(s.id(), s);
+    // A flush from a timer has no line at hand: it reuses the context of the stream's last line.
+    if (context != null) {
+      state.context = context;
     }
+    this.context = context != null ? context : state.context != null ? state.context : new StreamContext(null, null, null);
+    this.mask = new long[catalog.keywords().maskWords()];
   }
 
   public StreamState state() {
@@ -393,7 +393,7 @@ public final class StreamClassifier {
     if (context.job() != null) {
       fields.putIfAbsent("job", context.job());
     }
-    Signature sig = byId.get(c.signatureId);
+    Signature sig = catalog.signature(c.signatureId);
     if (sig != null && sig.suspect() != null) {
       suspect = sig.suspect();
     }

@@ -7,4 +7,4 @@ package dev.cudawatch.diagnosis.engine;
  * @param job job id, or null
  * @param source path or name of the stream, also the {@code file} of {@code classify --json}
  */
-public record StreamContext(String host, String job, String source) {}
+public record StreamContext(String host, String job, String source) implements java.io.Serializable {}

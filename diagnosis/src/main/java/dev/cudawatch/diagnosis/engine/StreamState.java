@@ -21,6 +21,7 @@ public final class StreamState implements Serializable {
   String userFrame;
   long tracebackLine = Long.MIN_VALUE / 2;
   long droppedConsequences;
+  StreamContext context;
 
   public long lineNo() {
     return lineNo;

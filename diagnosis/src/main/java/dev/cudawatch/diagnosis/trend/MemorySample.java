@@ -9,4 +9,5 @@ package dev.cudawatch.diagnosis.trend;
  * @param usedBytes memory in use
  * @param totalBytes the card's memory
  */
-public record MemorySample(long epochMillis, int gpu, String pci, long usedBytes, long totalBytes) {}
+public record MemorySample(long epochMillis, int gpu, String pci, long usedBytes, long totalBytes)
+    implements java.io.Serializable {}

@@ -1,0 +1,54 @@
+package dev.cudawatch.processor;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.processor.records.JsonSerializer;
+import dev.cudawatch.processor.records.KeySerializer;
+import dev.cudawatch.processor.records.RawRecord;
+import dev.cudawatch.processor.records.RawRecordDeserializer;
+import java.util.Properties;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.util.function.SerializableFunction;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+/** The job's Kafka source and exactly-once sinks, built from {@link ProcessorSettings}. */
+public final class KafkaConnectors {
+  private KafkaConnectors() {}
+
+  @SuppressWarnings("deprecation") // the connector's API still takes OffsetResetStrategy
+  public static KafkaSource<RawRecord> logSource(ProcessorSettings s) {
+    Properties p = new Properties();
+    p.putAll(s.kafka().properties());
+    return KafkaSource.<RawRecord>builder()
+        .setBootstrapServers(s.kafka().bootstrapServers())
+        .setTopics(Topics.LOGS)
+        .setGroupId(s.groupId())
+        .setProperties(p)
+        .setProperty("isolation.level", "read_committed")
+        .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+        .setDeserializer(new RawRecordDeserializer())
+        .build();
+  }
+
+  /** An EXACTLY_ONCE sink: records become visible to read_committed readers at each checkpoint. */
+  public static <T> KafkaSink<T> exactlyOnceSink(ProcessorSettings s, String topic, SerializableFunction<T, String> key) {
+    Properties p = new Properties();
+    p.putAll(s.kafka().properties());
+    p.put("transaction.timeout.ms", String.valueOf(s.transactionTimeoutMs()));
+    return KafkaSink.<T>builder()
+        .setBootstrapServers(s.kafka().bootstrapServers())
+        .setKafkaProducerConfig(p)
+        .setRecordSerializer(
+            KafkaRecordSerializationSchema.<T>builder()
+                .setTopic(topic)
+                .setKeySerializationSchema(new KeySerializer<>(key))
+                .setValueSerializationSchema(new JsonSerializer<T>())
+                .build())
+        .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+        .setTransactionalIdPrefix(s.transactionalIdPrefix() + "-" + topic)
+        .build();
+  }
+}

@@ -1,0 +1,74 @@
+package dev.cudawatch.processor;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.DeadLetter;
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.diagnosis.trend.TrendSettings;
+import dev.cudawatch.processor.functions.ClassifyStream;
+import dev.cudawatch.processor.functions.DetectMemoryTrend;
+import dev.cudawatch.processor.functions.IncidentAlerts;
+import dev.cudawatch.processor.functions.ParseLogRecords;
+import dev.cudawatch.processor.records.RawRecord;
+import java.time.Duration;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The Flink job, wired in one place: log records in, incidents and alerts out. Source and sinks
+ * come from the caller (Kafka in production, anything in tests), as in flink-training.
+ */
+public final class ProcessorJob {
+  private final Source<RawRecord, ?, ?> source;
+  private final Sink<Incident> incidents;
+  private final Sink<Alert> alerts;
+  private final Sink<DeadLetter> deadLetters;
+  private final ProcessorSettings settings;
+  private final Map<String, byte[]> catalogs;
+
+  public ProcessorJob(
+      Source<RawRecord, ?, ?> source,
+      Sink<Incident> incidents,
+      Sink<Alert> alerts,
+      Sink<DeadLetter> deadLetters,
+      ProcessorSettings settings,
+      Map<String, byte[]> catalogs) {
+    this.source = source;
+    this.incidents = incidents;
+    this.alerts = alerts;
+    this.deadLetters = deadLetters;
+    this.settings = settings;
+    this.catalogs = catalogs;
+  }
+
+  /** Adds the pipeline to {@code env}; the caller executes it. */
+  public void build(StreamExecutionEnvironment env) {
+    Duration ttl = Duration.ofHours(settings.stateTtlHours());
+    SingleOutputStreamOperator<LogRecord> records =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS).uid("source-logs")
+            .process(new ParseLogRecords()).name("parse-records").uid("parse-records");
+    records.getSideOutput(ParseLogRecords.DEAD_LETTERS).sinkTo(deadLetters).name(Topics.DEAD_LETTER).uid("sink-dead-letters");
+
+    DataStream<Incident> fromLines =
+        records.filter(r -> r.kind() != RecordKind.GPU_MEMORY).name("lines")
+            .keyBy(LogRecord::streamKey)
+            .process(new ClassifyStream(catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl))
+            .name("classify").uid("classify");
+    DataStream<Incident> fromMemory =
+        records.filter(r -> r.kind() == RecordKind.GPU_MEMORY).name("memory-samples")
+            .keyBy(DetectMemoryTrend::keyOf)
+            .process(new DetectMemoryTrend(TrendSettings.defaults(), Duration.ofMinutes(10), ttl))
+            .name("memory-trend").uid("memory-trend");
+    DataStream<Incident> all = fromLines.union(fromMemory);
+    all.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
+    all.flatMap(new IncidentAlerts()).name("incident-alerts").uid("incident-alerts")
+        .sinkTo(alerts).name(Topics.ALERTS).uid("sink-alerts");
+  }
+}

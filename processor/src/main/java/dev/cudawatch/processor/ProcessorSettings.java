@@ -1,0 +1,71 @@
+package dev.cudawatch.processor;
+
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.config.Validated;
+import java.util.List;
+
+/**
+ * The processor's configuration (YAML plus {@code CUDAWATCH_} environment overrides).
+ *
+ * @param kafka where the topics live
+ * @param groupId consumer group of the job's Kafka source
+ * @param parallelism operator parallelism
+ * @param checkpointIntervalMs how often state and Kafka transactions commit; bounds alert latency
+ * @param transactionalIdPrefix unique per job: two jobs with one prefix fence each other
+ * @param transactionTimeoutMs must stay under the broker's transaction.max.timeout.ms
+ * @param flushAfterMs a stream quiet this long emits its open incidents
+ * @param stateTtlHours per-stream state unused this long is dropped
+ * @param catalogs extra signature catalogs (YAML paths), read at submission
+ */
+public record ProcessorSettings(
+    KafkaSettings kafka,
+    String groupId,
+    Integer parallelism,
+    Long checkpointIntervalMs,
+    String transactionalIdPrefix,
+    Long transactionTimeoutMs,
+    Long flushAfterMs,
+    Long stateTtlHours,
+    List<String> catalogs)
+    implements Validated {
+
+  public ProcessorSettings {
+    kafka = kafka == null ? KafkaSettings.defaults() : kafka;
+    groupId = groupId == null ? "cudawatch-processor" : groupId;
+    parallelism = parallelism == null ? 2 : parallelism;
+    checkpointIntervalMs = checkpointIntervalMs == null ? 1000L : checkpointIntervalMs;
+    transactionalIdPrefix = transactionalIdPrefix == null ? "cudawatch-processor" : transactionalIdPrefix;
+    transactionTimeoutMs = transactionTimeoutMs == null ? 600_000L : transactionTimeoutMs;
+    flushAfterMs = flushAfterMs == null ? 1000L : flushAfterMs;
+    stateTtlHours = stateTtlHours == null ? 24L : stateTtlHours;
+    catalogs = catalogs == null ? List.of() : List.copyOf(catalogs);
+  }
+
+  public static ProcessorSettings defaults() {
+    return new ProcessorSettings(null, null, null, null, null, null, null, null, null);
+  }
+
+  public ProcessorSettings withKafka(KafkaSettings k) {
+    return new ProcessorSettings(k, groupId, parallelism, checkpointIntervalMs, transactionalIdPrefix, transactionTimeoutMs, flushAfterMs, stateTtlHours, catalogs);
+  }
+
+  public ProcessorSettings withTransactionalIdPrefix(String p) {
+    return new ProcessorSettings(kafka, groupId, parallelism, checkpointIntervalMs, p, transactionTimeoutMs, flushAfterMs, stateTtlHours, catalogs);
+  }
+
+  public ProcessorSettings withCatalogs(List<String> c) {
+    return new ProcessorSettings(kafka, groupId, parallelism, checkpointIntervalMs, transactionalIdPrefix, transactionTimeoutMs, flushAfterMs, stateTtlHours, c);
+  }
+
+  @Override
+  public void validate(String path) {
+    kafka.validate(path + "kafka.");
+    Validated.require(parallelism >= 1 && parallelism <= 1024, path + "parallelism", "must be 1..1024");
+    Validated.require(checkpointIntervalMs >= 100, path + "checkpoint_interval_ms", "must be at least 100");
+    Validated.require(transactionTimeoutMs > checkpointIntervalMs && transactionTimeoutMs <= 900_000, path + "transaction_timeout_ms",
+        "must exceed the checkpoint interval and stay within the broker's transaction.max.timeout.ms (default 900000)");
+    Validated.require(flushAfterMs >= 10, path + "flush_after_ms", "must be at least 10");
+    Validated.require(stateTtlHours >= 1, path + "state_ttl_hours", "must be at least 1");
+    Validated.require(!transactionalIdPrefix.isBlank(), path + "transactional_id_prefix", "must not be empty");
+  }
+}

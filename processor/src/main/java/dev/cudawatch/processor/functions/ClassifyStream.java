@@ -1,0 +1,122 @@
+package dev.cudawatch.processor.functions;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.CatalogLoader;
+import dev.cudawatch.diagnosis.engine.Advisor;
+import dev.cudawatch.diagnosis.engine.ClassifierSettings;
+import dev.cudawatch.diagnosis.engine.LineMeta;
+import dev.cudawatch.diagnosis.engine.StreamClassifier;
+import dev.cudawatch.diagnosis.engine.StreamContext;
+import dev.cudawatch.diagnosis.engine.StreamState;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.StateTtlConfig;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Classifies each stream's lines in order (keyed by stream), with the catalog engine. Drops
+ * records it has already seen (the agent resends after a crash; offsets only grow per stream), and
+ * emits an incident once it settles or the stream has been quiet for {@code flushAfter}.
+ */
+public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord, Incident> {
+  private static final long serialVersionUID = 1L;
+
+  private final LinkedHashMap<String, byte[]> extraCatalogs;
+  private final long flushAfterMs;
+  private final Duration stateTtl;
+
+  private transient Catalog catalog;
+  private transient Advisor advisor;
+  private transient ValueState<StreamState> state;
+  private transient ValueState<Long> lastOffset;
+  private transient ValueState<Long> lastActivity;
+  private transient Counter duplicates;
+  private transient Counter incidents;
+
+  public ClassifyStream(Map<String, byte[]> extraCatalogs, Duration flushAfter, Duration stateTtl) {
+    this.extraCatalogs = new LinkedHashMap<>(extraCatalogs);
+    this.flushAfterMs = flushAfter.toMillis();
+    this.stateTtl = stateTtl;
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    catalog = new CatalogLoader().loadTexts(extraCatalogs);
+    advisor = new Advisor(catalog.xids());
+    StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite).build();
+    state = getRuntimeContext().getState(ttlOn(new ValueStateDescriptor<>("stream", StreamState.class), ttl));
+    lastOffset = getRuntimeContext().getState(ttlOn(new ValueStateDescriptor<>("last-offset", Long.class), ttl));
+    lastActivity = getRuntimeContext().getState(ttlOn(new ValueStateDescriptor<>("last-activity", Long.class), ttl));
+    duplicates = getRuntimeContext().getMetricGroup().counter("cudawatch_duplicate_records");
+    incidents = getRuntimeContext().getMetricGroup().counter("cudawatch_incidents");
+  }
+
+  private static <T> ValueStateDescriptor<T> ttlOn(ValueStateDescriptor<T> d, StateTtlConfig ttl) {
+    d.enableTimeToLive(ttl);
+    return d;
+  }
+
+  @Override
+  public void processElement(LogRecord r, Context ctx, Collector<Incident> out) throws Exception {
+    if (r.kind() == RecordKind.GPU_MEMORY) {
+      return;
+    }
+    Long last = lastOffset.value();
+    if (last != null && r.offset() <= last) {
+      duplicates.inc();
+      return;
+    }
+    lastOffset.update(r.offset());
+    StreamState s = state.value();
+    if (s == null) {
+      s = new StreamState();
+    }
+    long now = ctx.timerService().currentProcessingTime();
+    StreamClassifier c = classifier(r, s);
+    emit(c.accept(r.text(), new LineMeta(r.id(), r.eventTime(), r.rank(), r.localRank()), Instant.ofEpochMilli(now)), out);
+    if (!s.isIdle()) {
+      lastActivity.update(now);
+      // Timers are rounded to 100 ms so a busy stream keeps one pending timer, not one per line.
+      ctx.timerService().registerProcessingTimeTimer(((now + flushAfterMs) / 100 + 1) * 100);
+    }
+    state.update(s);
+  }
+
+  @Override
+  public void onTimer(long ts, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+    StreamState s = state.value();
+    Long active = lastActivity.value();
+    if (s == null || s.isIdle() || active == null) {
+      return;
+    }
+    if (ts - active >= flushAfterMs) {
+      emit(new StreamClassifier(catalog, advisor, null, ClassifierSettings.defaults(), s).flush(Instant.ofEpochMilli(ts)), out);
+      state.update(s);
+      lastActivity.clear();
+    } else {
+      ctx.timerService().registerProcessingTimeTimer(((active + flushAfterMs) / 100 + 1) * 100);
+    }
+  }
+
+  private StreamClassifier classifier(LogRecord r, StreamState s) {
+    return new StreamClassifier(catalog, advisor, new StreamContext(r.host(), r.job(), r.source()), ClassifierSettings.defaults(), s);
+  }
+
+  private void emit(List<Incident> list, Collector<Incident> out) {
+    for (Incident i : list) {
+      incidents.inc();
+      out.collect(i);
+    }
+  }
+}

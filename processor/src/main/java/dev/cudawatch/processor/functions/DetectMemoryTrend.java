@@ -1,0 +1,90 @@
+package dev.cudawatch.processor.functions;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.engine.Advisor;
+import dev.cudawatch.diagnosis.trend.MemorySample;
+import dev.cudawatch.diagnosis.trend.MemoryTrendDetector;
+import dev.cudawatch.diagnosis.trend.NvidiaSmiCsv;
+import dev.cudawatch.diagnosis.trend.TrendIncidents;
+import dev.cudawatch.diagnosis.trend.TrendSettings;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.StateTtlConfig;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Watches GPU memory samples per host and GPU and warns with a {@code memory_leak} incident when
+ * memory is heading to full, at most once per {@code repeatAfter} for a GPU.
+ */
+public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRecord, Incident> {
+  private static final long serialVersionUID = 1L;
+
+  private final TrendSettings settings;
+  private final Duration repeatAfter;
+  private final Duration stateTtl;
+  private transient Advisor advisor;
+  private transient NvidiaSmiCsv csv;
+  private transient ValueState<MemoryTrendDetector> detector;
+  private transient ValueState<Long> lastWarned;
+
+  public DetectMemoryTrend(TrendSettings settings, Duration repeatAfter, Duration stateTtl) {
+    this.settings = settings;
+    this.repeatAfter = repeatAfter;
+    this.stateTtl = stateTtl;
+  }
+
+  /** Key of a memory sample: host and GPU index, or null for records that are not samples. */
+  public static String keyOf(LogRecord r) {
+    if (r.kind() != RecordKind.GPU_MEMORY) {
+      return r.streamKey();
+    }
+    Optional<MemorySample> s = NvidiaSmiCsv.agentFormat().parse(r.text());
+    return r.host() + "|gpu" + s.map(MemorySample::gpu).orElse(-1);
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    advisor = new Advisor(Catalog.builtIn().xids());
+    csv = NvidiaSmiCsv.agentFormat();
+    StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).build();
+    ValueStateDescriptor<MemoryTrendDetector> d = new ValueStateDescriptor<>("detector", MemoryTrendDetector.class);
+    d.enableTimeToLive(ttl);
+    detector = getRuntimeContext().getState(d);
+    ValueStateDescriptor<Long> w = new ValueStateDescriptor<>("last-warned", Long.class);
+    w.enableTimeToLive(ttl);
+    lastWarned = getRuntimeContext().getState(w);
+  }
+
+  @Override
+  public void processElement(LogRecord r, Context ctx, Collector<Incident> out) throws Exception {
+    if (r.kind() != RecordKind.GPU_MEMORY) {
+      return;
+    }
+    Optional<MemorySample> sample = csv.parse(r.text());
+    if (sample.isEmpty()) {
+      return;
+    }
+    MemoryTrendDetector d = detector.value();
+    if (d == null) {
+      d = new MemoryTrendDetector(settings);
+    }
+    var trend = d.add(sample.get());
+    detector.update(d);
+    if (trend.isPresent()) {
+      Long last = lastWarned.value();
+      long t = sample.get().epochMillis();
+      if (last == null || t - last >= repeatAfter.toMillis()) {
+        lastWarned.update(t);
+        out.collect(TrendIncidents.of(trend.get(), advisor, r.host(), r.source(), r.offset(), Instant.ofEpochMilli(ctx.timerService().currentProcessingTime())));
+      }
+    }
+  }
+}

@@ -1,0 +1,48 @@
+package dev.cudawatch.processor.functions;
+
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireJson;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Raises a firing alert for every root incident that needs a person (severity error or
+ * critical, and every memory-leak warning): consequences and informational Xids do not page.
+ */
+public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
+  private static final long serialVersionUID = 1L;
+  private static final Set<String> PAGING = Set.of("critical", "error");
+
+  @Override
+  public void flatMap(Incident i, Collector<Alert> out) {
+    if (!i.root() || !(PAGING.contains(i.severity()) || "memory_leak".equals(i.incidentClass()))) {
+      return;
+    }
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put("alertname", "memory_leak".equals(i.incidentClass()) ? "GpuMemoryLeak" : "GpuJobFailure");
+    labels.put("class", i.incidentClass());
+    labels.put("severity", i.severity());
+    labels.put("suspect", i.suspect());
+    if (i.host() != null) {
+      labels.put("host", i.host());
+    }
+    labels.put("incident_id", i.id());
+    Map<String, String> annotations = new LinkedHashMap<>();
+    annotations.put("summary", i.summary() == null ? i.incidentClass() : i.summary());
+    annotations.put("description", i.explanation() == null ? "" : i.explanation());
+    annotations.put("next_steps", String.join("\n", i.nextSteps()));
+    if (i.job() != null) {
+      annotations.put("job", i.job());
+    }
+    if (i.source() != null) {
+      annotations.put("source", i.source() + ":" + i.line());
+    }
+    Instant start = i.eventTime() != null ? i.eventTime() : i.detectedTime();
+    out.collect(new Alert(WireJson.VERSION, Alert.fingerprintOf(labels), Alert.State.FIRING, labels, annotations, start, null));
+  }
+}

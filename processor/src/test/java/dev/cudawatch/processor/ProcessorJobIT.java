@@ -1,0 +1,114 @@
+package dev.cudawatch.processor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.DeadLetter;
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The job on a real MiniCluster (parallelism 2) against a real broker: lines in, incidents out. */
+class ProcessorJobIT {
+  @RegisterExtension
+  static final MiniClusterExtension FLINK =
+      new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+  @TempDir static Path dir;
+  static EmbeddedKafkaBroker broker;
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
+    broker.createTopics(Topics.ALL, 2);
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    broker.close();
+  }
+
+  @Test
+  void theRealOomTracebackBecomesAnIncidentAndAnAlertExactlyOnce() throws Exception {
+    List<String> lines = Files.readAllLines(Path.of("../diagnosis/src/test/resources/golden/oom_single.log"));
+    try (var p = new KafkaProducer<byte[], byte[]>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+      long offset = 0;
+      for (String l : lines) {
+        LogRecord r = LogRecord.builder().host("node-9").job("j1").source("/logs/oom.log").offset(offset).eventTime(Instant.now()).text(l).build();
+        offset += l.length() + 1;
+        p.send(new ProducerRecord<>(Topics.LOGS, r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r))).get();
+      }
+      p.send(new ProducerRecord<>(Topics.LOGS, "x".getBytes(StandardCharsets.UTF_8), "{broken".getBytes(StandardCharsets.UTF_8))).get();
+    }
+    ProcessorSettings s = ProcessorSettings.defaults().withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of())).withTransactionalIdPrefix("it-" + System.nanoTime());
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    ProcessorMain.configure(env, s);
+    ProcessorMain.job(s).build(env);
+    JobClient job = env.executeAsync("processor-it");
+    try {
+      List<Incident> incidents = new ArrayList<>();
+      for (byte[] b : readCommitted(Topics.INCIDENTS, 1)) {
+        incidents.add(WireJson.readIncident(b));
+      }
+      assertEquals(1, incidents.size());
+      Incident i = incidents.get(0);
+      assertEquals("cuda_oom", i.incidentClass());
+      assertEquals("node-9", i.host());
+      assertEquals(214748364800L, i.fields().get("tried_to_allocate_bytes"));
+      Alert a = WireJson.readAlert(readCommitted(Topics.ALERTS, 1).get(0));
+      assertEquals("cuda_oom", a.labels().get("class"));
+      DeadLetter d = WireJson.read(readCommitted(Topics.DEAD_LETTER, 1).get(0), DeadLetter.class);
+      assertTrue(d.reason().startsWith("not JSON"), d.reason());
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  private static List<byte[]> readCommitted(String topic, int expect) {
+    List<byte[]> out = new ArrayList<>();
+    try (var c = new KafkaConsumer<byte[], byte[]>(
+        Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(), ConsumerConfig.GROUP_ID_CONFIG, "it-" + topic,
+            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      c.subscribe(List.of(topic));
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (out.size() < expect && System.currentTimeMillis() < deadline) {
+        c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
+      }
+      // a little longer, to catch a duplicate
+      long settle = System.currentTimeMillis() + 3000;
+      while (System.currentTimeMillis() < settle) {
+        c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
+      }
+    }
+    return out;
+  }
+}

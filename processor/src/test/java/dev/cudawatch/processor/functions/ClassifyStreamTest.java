@@ -1,0 +1,81 @@
+package dev.cudawatch.processor.functions;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.LogRecord;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ClassifyStreamTest {
+  private KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    h = ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+        new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)), LogRecord::streamKey, Types.STRING);
+    h.open();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    h.close();
+  }
+
+  @Test
+  void aTracebackBecomesOneIncidentWhenTheStreamGoesQuiet() throws Exception {
+    String[] lines = {
+      "Traceback (most recent call last):",
+      "  File \"/tmp/capture/cases/oom_single.py\", line 3, in <module>",
+      "    x = torch.empty(int(200 * 2**30), dtype=torch.uint8, device=\"cuda\")",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 139.29 GiB is free.",
+    };
+    h.setProcessingTime(0);
+    for (int i = 0; i < lines.length; i++) {
+      h.processElement(Records.line("/logs/a.log", i * 100L, lines[i]), i);
+    }
+    assertTrue(h.extractOutputValues().isEmpty(), "still open until the stream is quiet");
+    assertEquals(1, h.numProcessingTimeTimers());
+    h.setProcessingTime(1200);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    Incident i = out.get(0);
+    assertEquals("cuda_oom", i.incidentClass());
+    assertEquals("gpu-node-1", i.host());
+    assertEquals("job-42", i.job());
+    assertEquals("/tmp/capture/cases/oom_single.py:3", i.fields().get("user_frame"));
+    assertEquals(0, h.numProcessingTimeTimers(), "no timer left behind");
+  }
+
+  @Test
+  void aResentRecordIsDroppedNotCountedTwice() throws Exception {
+    h.setProcessingTime(0);
+    LogRecord r = Records.line("/logs/b.log", 10, "RuntimeError: CUDA error: misaligned address");
+    h.processElement(r, 1);
+    h.processElement(r, 2);
+    h.setProcessingTime(5000);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    assertEquals(1, out.get(0).count());
+  }
+
+  @Test
+  void streamsAreIndependent() throws Exception {
+    h.setProcessingTime(0);
+    h.processElement(Records.line("/logs/a.log", 1, "RuntimeError: CUDA error: misaligned address"), 1);
+    h.processElement(Records.line("/logs/b.log", 1, "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm`"), 2);
+    h.setProcessingTime(5000);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(2, out.size());
+    assertTrue(out.stream().allMatch(Incident::root), "a failure in another file is not a consequence");
+    assertEquals(0, h.numProcessingTimeTimers());
+  }
+}

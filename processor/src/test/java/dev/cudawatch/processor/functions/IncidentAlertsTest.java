@@ -1,0 +1,48 @@
+package dev.cudawatch.processor.functions;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.Incident;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+
+class IncidentAlertsTest {
+  private static Incident incident(String id, boolean root, String severity) {
+    return new Incident(1, id, "cuda_oom", root, root ? null : "r", 1, severity, "application", "s", Map.of(), "sum", "exp",
+        List.of("step"), "node-1", "job-1", "/l", 3, "rid", Records.T0, Records.T0, List.of(), null);
+  }
+
+  private static List<Alert> run(Incident i) {
+    List<Alert> out = new ArrayList<>();
+    new IncidentAlerts().flatMap(i, new Collector<>() {
+      @Override
+      public void collect(Alert a) {
+        out.add(a);
+      }
+
+      @Override
+      public void close() {}
+    });
+    return out;
+  }
+
+  @Test
+  void onlyRootsThatNeedAPersonAlert() {
+    assertEquals(1, run(incident("a", true, "error")).size());
+    assertEquals(0, run(incident("b", false, "error")).size());
+    assertEquals(0, run(incident("c", true, "warning")).size());
+  }
+
+  @Test
+  void theFingerprintIsStable() {
+    Alert a = run(incident("a", true, "critical")).get(0);
+    assertEquals(a.fingerprint(), run(incident("a", true, "critical")).get(0).fingerprint());
+    assertEquals("GpuJobFailure", a.alertName());
+    assertEquals("sum", a.annotations().get("summary"));
+    assertEquals(Alert.State.FIRING, a.state());
+  }
+}
