@@ -1,0 +1,79 @@
+package dev.cudawatch.alerts;
+
+import dev.cudawatch.alerts.http.ApiServer;
+import dev.cudawatch.alerts.http.Health;
+import dev.cudawatch.alerts.ingest.TopicConsumer;
+import dev.cudawatch.alerts.metrics.AlertsMetrics;
+import dev.cudawatch.alerts.store.AlertStore;
+import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.Incident;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Clock;
+
+/** The alerts service: consumes incidents and alerts, serves metrics and the API, prints alerts. */
+public final class AlertsService implements AutoCloseable {
+  private final AlertsSettings settings;
+  private final AlertsMetrics metrics;
+  private final IncidentStore incidents;
+  private final AlertStore alerts;
+  private final Health health;
+  private final AlertPrinter printer;
+  private final Clock clock;
+  private TopicConsumer consumer;
+  private Thread consumerThread;
+  private ApiServer http;
+
+  public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
+    this.settings = settings;
+    this.metrics = new AlertsMetrics(settings);
+    this.incidents = new IncidentStore(settings.maxIncidents());
+    this.alerts = new AlertStore(settings.maxAlerts());
+    this.health = health;
+    this.printer = console == null ? null : new AlertPrinter(console);
+    this.clock = clock;
+  }
+
+  public void start() throws IOException {
+    http = new ApiServer(settings.httpHost(), settings.httpPort(), metrics.registry(), incidents, alerts, health);
+    consumer = new TopicConsumer(settings.kafka(), settings.groupId(), metrics, this::onIncident, this::onAlert, clock);
+    health.register("alerts-consumer", consumer::ready);
+    consumerThread = new Thread(consumer, "cudawatch-alerts-consumer");
+    consumerThread.setDaemon(true);
+    consumerThread.start();
+  }
+
+  void onIncident(Incident i) {
+    if (incidents.add(i)) {
+      metrics.incident(i, clock.instant());
+    }
+  }
+
+  void onAlert(Alert a) {
+    Alert prev = alerts.put(a);
+    metrics.alerts(alerts.firing());
+    if (printer != null && (prev == null || prev.state() != a.state())) {
+      printer.print(a);
+    }
+  }
+
+  public int httpPort() {
+    return http.port();
+  }
+
+  public IncidentStore incidents() {
+    return incidents;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (consumer != null) {
+      consumer.close();
+      consumerThread.join(10_000);
+    }
+    if (http != null) {
+      http.close();
+    }
+  }
+}

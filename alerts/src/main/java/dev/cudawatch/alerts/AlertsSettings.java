@@ -1,0 +1,83 @@
+package dev.cudawatch.alerts;
+
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.config.Validated;
+import java.net.URI;
+import java.util.List;
+
+/**
+ * The alerts service's configuration (YAML plus {@code CUDAWATCH_ALERTS_} environment overrides).
+ *
+ * @param kafka where the incidents and alerts topics live
+ * @param groupId consumer group
+ * @param httpHost address to bind; loopback unless an operator opens it up
+ * @param httpPort port of /metrics, /api and /healthz
+ * @param maxIncidents incidents kept for the API, newest first (a bounded ring)
+ * @param maxAlerts alerts kept by fingerprint
+ * @param hostLabel whether incidents_total carries a host label
+ * @param maxSeriesPerMetric label combinations per metric before new ones go to "other"
+ * @param allowedJobLabels job ids allowed as a label (none by default: jobs are unbounded)
+ * @param alertmanagerUrl Alertmanager base URL, or null
+ * @param webhookUrl webhook receiver URL, or null
+ */
+public record AlertsSettings(
+    KafkaSettings kafka,
+    String groupId,
+    String httpHost,
+    Integer httpPort,
+    Integer maxIncidents,
+    Integer maxAlerts,
+    Boolean hostLabel,
+    Integer maxSeriesPerMetric,
+    List<String> allowedJobLabels,
+    String alertmanagerUrl,
+    String webhookUrl)
+    implements Validated {
+
+  public AlertsSettings {
+    kafka = kafka == null ? KafkaSettings.defaults() : kafka;
+    groupId = groupId == null ? "cudawatch-alerts" : groupId;
+    httpHost = httpHost == null ? "127.0.0.1" : httpHost;
+    httpPort = httpPort == null ? 9400 : httpPort;
+    maxIncidents = maxIncidents == null ? 10_000 : maxIncidents;
+    maxAlerts = maxAlerts == null ? 10_000 : maxAlerts;
+    hostLabel = hostLabel == null ? Boolean.TRUE : hostLabel;
+    maxSeriesPerMetric = maxSeriesPerMetric == null ? 2000 : maxSeriesPerMetric;
+    allowedJobLabels = allowedJobLabels == null ? List.of() : List.copyOf(allowedJobLabels);
+  }
+
+  public static AlertsSettings defaults() {
+    return new AlertsSettings(null, null, null, null, null, null, null, null, null, null, null);
+  }
+
+  public AlertsSettings with(KafkaSettings k, Integer port, String alertmanager, String webhook) {
+    return new AlertsSettings(k, groupId, httpHost, port, maxIncidents, maxAlerts, hostLabel, maxSeriesPerMetric, allowedJobLabels,
+        alertmanager, webhook);
+  }
+
+  @Override
+  public void validate(String path) {
+    kafka.validate(path + "kafka.");
+    Validated.require(httpPort >= 0 && httpPort <= 65535, path + "http_port", "must be 0..65535");
+    Validated.require(maxIncidents >= 1 && maxIncidents <= 1_000_000, path + "max_incidents", "must be 1..1000000");
+    Validated.require(maxAlerts >= 1 && maxAlerts <= 1_000_000, path + "max_alerts", "must be 1..1000000");
+    Validated.require(maxSeriesPerMetric >= 10, path + "max_series_per_metric", "must be at least 10");
+    checkUrl(alertmanagerUrl, path + "alertmanager_url");
+    checkUrl(webhookUrl, path + "webhook_url");
+  }
+
+  /** An http(s) URL with a host; the message never repeats the URL, which may hold a token. */
+  public static void checkUrl(String url, String key) {
+    if (url == null) {
+      return;
+    }
+    URI u;
+    try {
+      u = URI.create(url);
+    } catch (IllegalArgumentException e) {
+      throw new dev.cudawatch.common.config.ConfigException(key + ": not a valid URL");
+    }
+    Validated.require("http".equals(u.getScheme()) || "https".equals(u.getScheme()), key, "must be an http:// or https:// URL");
+    Validated.require(u.getHost() != null && !u.getHost().isBlank(), key, "must name a host");
+  }
+}

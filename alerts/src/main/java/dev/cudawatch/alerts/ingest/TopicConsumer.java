@@ -1,0 +1,114 @@
+package dev.cudawatch.alerts.ingest;
+
+import dev.cudawatch.alerts.metrics.AlertsMetrics;
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.DeadLetter;
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireFormatException;
+import dev.cudawatch.common.wire.WireJson;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads committed incidents and alerts. A record it cannot read goes to the dead-letter topic with
+ * the reason, and is counted; the loop keeps running.
+ */
+public final class TopicConsumer implements Runnable, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TopicConsumer.class);
+
+  private final KafkaConsumer<byte[], byte[]> consumer;
+  private final KafkaProducer<byte[], byte[]> deadLetters;
+  private final AlertsMetrics metrics;
+  private final Consumer<Incident> onIncident;
+  private final Consumer<Alert> onAlert;
+  private final Clock clock;
+  private volatile boolean assigned;
+  private volatile boolean running = true;
+
+  public TopicConsumer(KafkaSettings kafka, String groupId, AlertsMetrics metrics, Consumer<Incident> onIncident, Consumer<Alert> onAlert, Clock clock) {
+    Map<String, Object> c = new HashMap<>(kafka.properties());
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+    c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
+    consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    Map<String, Object> p = new HashMap<>(kafka.properties());
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    deadLetters = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    this.metrics = metrics;
+    this.onIncident = onIncident;
+    this.onAlert = onAlert;
+    this.clock = clock;
+  }
+
+  /** True once the consumer owns its partitions. */
+  public boolean ready() {
+    return assigned;
+  }
+
+  @Override
+  public void run() {
+    try {
+      consumer.subscribe(List.of(Topics.INCIDENTS, Topics.ALERTS));
+      while (running) {
+        var records = consumer.poll(Duration.ofMillis(200));
+        if (!consumer.assignment().isEmpty()) {
+          assigned = true;
+        }
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+          handle(r);
+        }
+      }
+    } catch (WakeupException e) {
+      // closing
+    } catch (RuntimeException e) {
+      LOG.error("alerts consumer stopped: {}", e.toString());
+      assigned = false;
+    } finally {
+      consumer.close(Duration.ofSeconds(5));
+      deadLetters.close(Duration.ofSeconds(5));
+    }
+  }
+
+  void handle(ConsumerRecord<byte[], byte[]> r) {
+    metrics.consumed(r.topic());
+    try {
+      if (Topics.INCIDENTS.equals(r.topic())) {
+        onIncident.accept(WireJson.readIncident(r.value()));
+      } else {
+        onAlert.accept(WireJson.readAlert(r.value()));
+      }
+    } catch (WireFormatException e) {
+      metrics.deadLetter("alerts", r.topic());
+      DeadLetter d = DeadLetter.of("alerts", r.topic() + "/" + r.partition() + "@" + r.offset(), e.getMessage(), r.value(), clock.instant());
+      deadLetters.send(new ProducerRecord<>(Topics.DEAD_LETTER, null, WireJson.toBytes(d)));
+      LOG.warn("dead letter from {}/{}@{}: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    consumer.wakeup();
+  }
+}

@@ -1,0 +1,43 @@
+package dev.cudawatch.alerts.store;
+
+import dev.cudawatch.common.wire.Alert;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The latest state of each alert by fingerprint, bounded (oldest entries leave first). */
+public final class AlertStore {
+  private final int capacity;
+  private final LinkedHashMap<String, Alert> byFingerprint;
+
+  public AlertStore(int capacity) {
+    this.capacity = capacity;
+    this.byFingerprint = new LinkedHashMap<>(16, 0.75f, false) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, Alert> e) {
+        return size() > AlertStore.this.capacity;
+      }
+    };
+  }
+
+  /** Records a state change; returns the previous state of the alert, or null when new. */
+  public synchronized Alert put(Alert a) {
+    Alert prev = byFingerprint.remove(a.fingerprint());
+    byFingerprint.put(a.fingerprint(), a);
+    return prev;
+  }
+
+  public synchronized List<Alert> all() {
+    List<Alert> out = new ArrayList<>(byFingerprint.values());
+    out.sort(Comparator.comparing(Alert::startsAt).reversed());
+    return out;
+  }
+
+  public synchronized List<Alert> firing() {
+    return all().stream().filter(a -> a.state() == Alert.State.FIRING).toList();
+  }
+}

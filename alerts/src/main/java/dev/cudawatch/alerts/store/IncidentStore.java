@@ -1,0 +1,73 @@
+package dev.cudawatch.alerts.store;
+
+import dev.cudawatch.common.wire.Incident;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/** The most recent incidents, newest first, bounded; duplicates (same id) are kept once. */
+public final class IncidentStore {
+  private final int capacity;
+  private final ArrayDeque<Incident> ring = new ArrayDeque<>();
+  private final Set<String> ids = new HashSet<>();
+  private long evicted;
+
+  public IncidentStore(int capacity) {
+    this.capacity = capacity;
+  }
+
+  /** Adds an incident; false when it was already there. */
+  public synchronized boolean add(Incident i) {
+    if (!ids.add(i.id())) {
+      return false;
+    }
+    ring.addFirst(i);
+    while (ring.size() > capacity) {
+      ids.remove(ring.removeLast().id());
+      evicted++;
+    }
+    return true;
+  }
+
+  /** A page of incidents matching the filter, newest first. */
+  public synchronized Page query(IncidentQuery q) {
+    List<Incident> items = new ArrayList<>();
+    int matched = 0;
+    for (Iterator<Incident> it = ring.iterator(); it.hasNext(); ) {
+      Incident i = it.next();
+      if (!q.matches(i)) {
+        continue;
+      }
+      if (matched >= q.offset() && items.size() < q.limit()) {
+        items.add(i);
+      }
+      matched++;
+    }
+    return new Page(items, matched, q.offset(), q.limit());
+  }
+
+  public synchronized int size() {
+    return ring.size();
+  }
+
+  public synchronized long evicted() {
+    return evicted;
+  }
+
+  /** One page of a query's result. */
+  public record Page(List<Incident> items, int total, int offset, int limit) {}
+
+  /** Filters of GET /api/incidents. */
+  public record IncidentQuery(String incidentClass, String host, String job, Instant since, int offset, int limit) {
+    boolean matches(Incident i) {
+      return (incidentClass == null || incidentClass.equals(i.incidentClass()))
+          && (host == null || host.equals(i.host()))
+          && (job == null || job.equals(i.job()))
+          && (since == null || (i.detectedTime() != null && !i.detectedTime().isBefore(since)));
+    }
+  }
+}
