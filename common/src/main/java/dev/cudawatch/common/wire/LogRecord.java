@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param kind what the record carries
  * @param stream stdout, stderr, file, kmsg, nvidia-smi
  * @param source the stream's source: a path, or a name such as {@code run:<job>}
+ * @param sourceId identity of this instance of the source (a file's device and inode, a wrapped
+ *     run's id), so a rotated file that reuses the path is a new stream with offsets from 0
  * @param offset byte offset of the first line in the source
  * @param eventTime when the line was written (file modification or read time)
  * @param ingestTime when the agent read it
@@ -34,6 +36,7 @@ public record LogRecord(
     RecordKind kind,
     String stream,
     String source,
+    String sourceId,
     long offset,
     Instant eventTime,
     Instant ingestTime,
@@ -58,14 +61,14 @@ public record LogRecord(
     }
   }
 
-  /** The stable id of the line at {@code offset} of {@code source}. */
-  public static String idOf(String host, String source, long offset) {
-    return host + ":" + source + "@" + offset;
+  /** The stable id of the line at {@code offset} of one instance of {@code source}. */
+  public static String idOf(String host, String source, String sourceId, long offset) {
+    return host + ":" + source + (sourceId == null ? "" : "#" + sourceId) + "@" + offset;
   }
 
   /** The key that groups the lines of one stream: lines of a stream are classified in order. */
   public String streamKey() {
-    return host + "|" + source + "|" + stream;
+    return host + "|" + source + "|" + (sourceId == null ? "" : sourceId) + "|" + stream;
   }
 
   /** A fresh LOG record; the agent fills the rest through {@link Builder}. */
@@ -83,6 +86,7 @@ public record LogRecord(
     private RecordKind kind = RecordKind.LOG;
     private String stream = "file";
     private String source;
+    private String sourceId;
     private long offset;
     private Instant eventTime;
     private Instant ingestTime;
@@ -129,6 +133,11 @@ public record LogRecord(
       return this;
     }
 
+    public Builder sourceId(String v) {
+      sourceId = v;
+      return this;
+    }
+
     public Builder offset(long v) {
       offset = v;
       return this;
@@ -157,7 +166,7 @@ public record LogRecord(
     public LogRecord build() {
       return new LogRecord(
           WireJson.VERSION,
-          idOf(host, source, offset),
+          idOf(host, source, sourceId, offset),
           host,
           job,
           rank,
@@ -166,6 +175,7 @@ public record LogRecord(
           kind,
           stream,
           source,
+          sourceId,
           offset,
           eventTime,
           ingestTime,

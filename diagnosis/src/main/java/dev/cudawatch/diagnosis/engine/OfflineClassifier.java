@@ -3,7 +3,7 @@ package dev.cudawatch.diagnosis.engine;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.trend.MemoryTrendDetector;
-import dev.cudawatch.diagnosis.trend.NvidiaSmiCsv;
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.diagnosis.trend.TrendIncidents;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package dev.cudawatch.diagnosis.trend;
 
+import dev.cudawatch.common.gpu.MemorySample;
+
 /**
  * A steady growth of GPU memory heading to full.
  *

@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.trend;
 
+import dev.cudawatch.common.gpu.MemorySample;
 import java.io.Serializable;
 import java.util.ArrayDeque;
 import java.util.Arrays;

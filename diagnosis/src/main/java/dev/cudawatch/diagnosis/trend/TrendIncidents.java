@@ -1,5 +1,7 @@
 package dev.cudawatch.diagnosis.trend;
 
+import dev.cudawatch.common.gpu.MemorySample;
+
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.engine.Advice;

@@ -1,5 +1,7 @@
 package dev.cudawatch.diagnosis.trend;
 
+import dev.cudawatch.common.gpu.MemorySample;
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.cudawatch.common;
+package dev.cudawatch.common.gpu;
 
 /**
  * The nvidia-smi query the agent samples GPU memory with; the processor parses rows in this order.

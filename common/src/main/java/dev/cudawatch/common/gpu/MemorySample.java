@@ -1,4 +1,4 @@
-package dev.cudawatch.diagnosis.trend;
+package dev.cudawatch.common.gpu;
 
 /**
  * One GPU memory reading.

@@ -1,6 +1,6 @@
-package dev.cudawatch.diagnosis.trend;
+package dev.cudawatch.common.gpu;
 
-import dev.cudawatch.common.GpuMemoryQuery;
+
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -16,6 +16,7 @@ import java.util.Optional;
  */
 public final class NvidiaSmiCsv {
   private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss[.SSS]");
+  private static final DateTimeFormatter TS_OUT = DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss.SSS");
 
   private final int timestamp;
   private final int index;
@@ -102,6 +103,12 @@ public final class NvidiaSmiCsv {
       }
     }
     return Optional.of(new MemorySample(time, gpu, pci >= 0 ? kernelPci(v[pci]) : null, u << 20, t << 20));
+  }
+
+  /** A sample as a row of the agent's headerless format ({@link GpuMemoryQuery#QUERY}). */
+  public static String toAgentRow(MemorySample s) {
+    return LocalDateTime.ofInstant(java.time.Instant.ofEpochMilli(s.epochMillis()), ZoneOffset.UTC).format(TS_OUT)
+        + ", " + s.gpu() + ", " + (s.pci() == null ? "" : s.pci()) + ", " + (s.usedBytes() >> 20) + ", " + (s.totalBytes() >> 20);
   }
 
   private static Long mib(String s) {

@@ -1,0 +1,188 @@
+package dev.cudawatch.ingest;
+
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.ingest.files.FileTailer;
+import dev.cudawatch.ingest.files.PositionStore;
+import dev.cudawatch.ingest.files.TailedFile;
+import dev.cudawatch.ingest.framing.FramedLine;
+import dev.cudawatch.ingest.framing.LineFramer;
+import dev.cudawatch.ingest.ship.Shipper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node agent: follows training logs and ships every line to Kafka, checkpointing how far the
+ * broker has acknowledged. {@link #pollOnce} does one round; {@link #run} repeats it until closed,
+ * so tests drive rounds themselves instead of sleeping.
+ */
+public final class Agent implements Runnable, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
+
+  private final AgentSettings settings;
+  private final Shipper shipper;
+  private final FileTailer tailer;
+  private final PositionStore positions;
+  private final Clock clock;
+  private final AtomicLong linesRead = new AtomicLong();
+  private final AtomicLong truncatedLines = new AtomicLong();
+  private long lastCheckpoint;
+  private volatile boolean running = true;
+  private volatile boolean started;
+
+  public Agent(AgentSettings settings, Shipper shipper, Clock clock) throws IOException {
+    this.settings = settings;
+    this.shipper = shipper;
+    this.clock = clock;
+    this.positions = new PositionStore(Path.of(settings.stateDir()));
+    this.tailer = new FileTailer(settings.files(), positions.load(), settings.maxLineBytes(), settings.readBudgetBytes());
+  }
+
+  /** One round: read what was appended, ship it, checkpoint when due. Returns bytes read. */
+  public long pollOnce() throws IOException {
+    long n = tailer.poll(this::ship);
+    long now = clock.millis();
+    if (now - lastCheckpoint >= settings.checkpointIntervalMs()) {
+      checkpoint();
+      lastCheckpoint = now;
+    }
+    return n;
+  }
+
+  /** Writes the acknowledged positions now. */
+  public void checkpoint() throws IOException {
+    positions.save(tailer.positions());
+  }
+
+  private void ship(TailedFile f, FramedLine l, Runnable onAck) {
+    linesRead.incrementAndGet();
+    if (l.truncated()) {
+      truncatedLines.incrementAndGet();
+    }
+    shipper.send(record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file"), onAck);
+  }
+
+  private LogRecord record(String source, String sourceId, FramedLine l, RecordKind kind, String stream) {
+    var now = clock.instant();
+    return LogRecord.builder()
+        .host(settings.host())
+        .job(settings.job())
+        .kind(kind)
+        .stream(stream)
+        .source(source)
+        .sourceId(sourceId)
+        .offset(l.start())
+        .eventTime(now)
+        .ingestTime(now)
+        .text(l.text())
+        .build();
+  }
+
+  /**
+   * Ships every file of {@code dir} once, from the start (a replay of past logs): nvidia-smi CSV
+   * files as GPU memory samples, kernel logs (dmesg, kern, journal) as kernel lines, the rest as
+   * training output. Returns the records sent.
+   */
+  public long replay(Path dir) throws IOException {
+    List<Path> files;
+    try (Stream<Path> s = Files.list(dir)) {
+      files = s.filter(Files::isRegularFile).sorted().toList();
+    }
+    long n = 0;
+    for (Path p : files) {
+      n += replayFile(p);
+    }
+    shipper.flush();
+    return n;
+  }
+
+  private long replayFile(Path p) throws IOException {
+    String name = p.getFileName().toString().toLowerCase(Locale.ROOT);
+    if (name.endsWith(".jsonl") || name.endsWith(".md") || name.endsWith(".golden")) {
+      return 0; // labels and notes beside sample logs are not logs
+    }
+    boolean kernel = name.contains("dmesg") || name.contains("kern") || name.contains("journal");
+    AtomicLong count = new AtomicLong();
+    NvidiaSmiCsv[] csv = {null};
+    LineFramer framer = new LineFramer(settings.maxLineBytes(), true, 0);
+    String source = p.toAbsolutePath().toString();
+    java.util.function.Consumer<FramedLine> sink = l -> {
+      if (l.start() == 0 && name.endsWith(".csv") && NvidiaSmiCsv.isHeader(l.text())) {
+        csv[0] = NvidiaSmiCsv.fromHeader(l.text()).orElse(null);
+        return;
+      }
+      if (csv[0] != null) {
+        Optional<String> row = csv[0].parse(l.text()).map(NvidiaSmiCsv::toAgentRow);
+        row.ifPresent(r -> shipper.send(record(source, "replay", new FramedLine(l.start(), l.end(), r, false), RecordKind.GPU_MEMORY, "nvidia-smi"), () -> {}));
+      } else {
+        shipper.send(record(source, "replay", l, kernel ? RecordKind.KERNEL : RecordKind.LOG, kernel ? "kmsg" : "file"), () -> {});
+      }
+      count.incrementAndGet();
+    };
+    try (InputStream in = Files.newInputStream(p)) {
+      byte[] buf = new byte[64 * 1024];
+      for (int r; (r = in.read(buf)) > 0; ) {
+        framer.feed(buf, 0, r, sink);
+      }
+      framer.flush(sink);
+    }
+    return count.get();
+  }
+
+  @Override
+  public void run() {
+    started = true;
+    while (running) {
+      try {
+        if (pollOnce() == 0) {
+          Thread.sleep(settings.pollIntervalMs());
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("agent round failed: {}", e.toString());
+      }
+    }
+  }
+
+  public boolean started() {
+    return started;
+  }
+
+  public long linesRead() {
+    return linesRead.get();
+  }
+
+  public long truncatedLines() {
+    return truncatedLines.get();
+  }
+
+  public FileTailer tailer() {
+    return tailer;
+  }
+
+  public Shipper shipper() {
+    return shipper;
+  }
+
+  /** Stops the loop, waits for the broker to acknowledge what was sent, checkpoints. */
+  @Override
+  public void close() throws IOException {
+    running = false;
+    shipper.flush();
+    checkpoint();
+    tailer.close();
+  }
+}

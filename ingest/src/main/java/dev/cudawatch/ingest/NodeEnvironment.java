@@ -1,0 +1,40 @@
+package dev.cudawatch.ingest;
+
+import java.net.InetAddress;
+import java.util.Map;
+
+/** What the node and the scheduler tell about where a job runs. */
+public final class NodeEnvironment {
+  private NodeEnvironment() {}
+
+  public static String hostname() {
+    String h = System.getenv("HOSTNAME");
+    if (h != null && !h.isBlank()) {
+      return h;
+    }
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException e) {
+      return "localhost";
+    }
+  }
+
+  /** The job id from Slurm, torchelastic or Kubernetes, or null. */
+  public static String jobId(Map<String, String> env) {
+    for (String k : new String[] {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "KUBERNETES_POD_NAME", "POD_NAME"}) {
+      String v = env.get(k);
+      if (v != null && !v.isBlank()) {
+        return v;
+      }
+    }
+    return null;
+  }
+
+  public static Integer intEnv(Map<String, String> env, String k) {
+    try {
+      return env.containsKey(k) ? Integer.valueOf(env.get(k).strip()) : null;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,8 @@
+package dev.cudawatch.ingest.files;
+
+import dev.cudawatch.ingest.framing.FramedLine;
+
+/** Where a tailed file's lines go; {@code onAck} runs once the line is safely stored. */
+public interface LineSink {
+  void line(TailedFile file, FramedLine line, Runnable onAck);
+}

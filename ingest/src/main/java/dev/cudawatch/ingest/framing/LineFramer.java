@@ -1,0 +1,102 @@
+package dev.cudawatch.ingest.framing;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+
+/**
+ * Cuts a byte stream into lines ended by {@code \n}. A bare {@code \r} (a progress bar redrawing)
+ * discards what came before it on the line, so a tqdm bar never grows a line; ANSI escapes are
+ * removed; a line longer than {@code maxBytes} keeps its head and a marker; invalid UTF-8 becomes
+ * U+FFFD. Memory is bounded by {@code maxBytes} whatever the input.
+ */
+public final class LineFramer {
+  /** Appended to a line that was cut at the limit. */
+  public static final String TRUNCATED_MARKER = " …[cudawatch: line truncated]";
+
+  private final int maxBytes;
+  private final byte[] line;
+  private final boolean stripAnsi;
+  private int len;
+  private boolean overflow;
+  private boolean pendingCr;
+  private long lineStart;
+  private long pos;
+  private final CharsetDecoder decoder =
+      StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE);
+
+  public LineFramer(int maxBytes, boolean stripAnsi, long startOffset) {
+    this.maxBytes = maxBytes;
+    this.line = new byte[maxBytes];
+    this.stripAnsi = stripAnsi;
+    this.lineStart = startOffset;
+    this.pos = startOffset;
+  }
+
+  /** Feeds bytes; each complete line goes to {@code out}. */
+  public void feed(byte[] buf, int off, int n, Consumer<FramedLine> out) {
+    for (int i = off; i < off + n; i++) {
+      byte b = buf[i];
+      pos++;
+      if (pendingCr) {
+        pendingCr = false;
+        if (b == '\n') {
+          emit(out);
+          continue;
+        }
+        len = 0; // a bare carriage return: the line is redrawn
+        overflow = false;
+      }
+      if (b == '\n') {
+        emit(out);
+      } else if (b == '\r') {
+        pendingCr = true;
+      } else if (len < maxBytes) {
+        line[len++] = b;
+      } else {
+        overflow = true;
+      }
+    }
+  }
+
+  /** Emits a final line without terminator (end of a file that will not grow). */
+  public void flush(Consumer<FramedLine> out) {
+    if (len > 0 || overflow || pendingCr) {
+      pendingCr = false;
+      emit(out);
+    }
+  }
+
+  /** True when bytes of an unfinished line are held. */
+  public boolean hasPartial() {
+    return len > 0 || pendingCr;
+  }
+
+  /** Offset of the first byte not yet part of an emitted line. */
+  public long lineStart() {
+    return lineStart;
+  }
+
+  private void emit(Consumer<FramedLine> out) {
+    String text;
+    try {
+      CharBuffer cb = decoder.reset().decode(ByteBuffer.wrap(line, 0, len));
+      text = cb.toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      text = new String(line, 0, len, StandardCharsets.UTF_8);
+    }
+    if (stripAnsi && text.indexOf('\u001b') >= 0) {
+      text = Ansi.strip(text);
+    }
+    if (overflow) {
+      text += TRUNCATED_MARKER;
+    }
+    out.accept(new FramedLine(lineStart, pos, text, overflow));
+    len = 0;
+    overflow = false;
+    lineStart = pos;
+  }
+}

@@ -1,0 +1,94 @@
+package dev.cudawatch.ingest.ship;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends log records with {@code acks=all} and idempotence. Records of one stream share a key, so
+ * they stay in order on one partition and their acknowledgements come back in order: a file's
+ * position advances only past lines the broker has. While the broker is away, the producer keeps
+ * retrying and {@code send} blocks once its buffer is full: back-pressure, not loss.
+ */
+public final class Shipper implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Shipper.class);
+
+  private final KafkaProducer<byte[], byte[]> producer;
+  private final AtomicLong sent = new AtomicLong();
+  private final AtomicLong bytes = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong failed = new AtomicLong();
+
+  public Shipper(KafkaSettings kafka) {
+    Map<String, Object> p = new HashMap<>();
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+    p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    p.putAll(kafka.properties()); // the operator's settings win, except the guarantees below
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE); // retry while the broker is away
+    p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE);
+    producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  /** Sends a record; {@code onAck} runs on the producer's thread once the broker has it. */
+  public void send(LogRecord r, Runnable onAck) {
+    byte[] key = r.streamKey().getBytes(StandardCharsets.UTF_8);
+    byte[] value = WireJson.toBytes(r);
+    producer.send(new ProducerRecord<>(Topics.LOGS, key, value), (meta, e) -> {
+      if (e == null) {
+        sent.incrementAndGet();
+        bytes.addAndGet(value.length);
+        onAck.run();
+      } else if (e instanceof RecordTooLargeException) {
+        dropped.incrementAndGet(); // it can never be sent: count it and move past it
+        onAck.run();
+        LOG.warn("dropped a record of {} bytes from {}: larger than the broker accepts", value.length, r.source());
+      } else {
+        failed.incrementAndGet(); // position stays: the line is read again after a restart
+        LOG.warn("send failed for {}@{}: {}", r.source(), r.offset(), e.toString());
+      }
+    });
+  }
+
+  public void flush() {
+    producer.flush();
+  }
+
+  public long sent() {
+    return sent.get();
+  }
+
+  public long bytesSent() {
+    return bytes.get();
+  }
+
+  public long dropped() {
+    return dropped.get();
+  }
+
+  public long failed() {
+    return failed.get();
+  }
+
+  @Override
+  public void close() {
+    producer.close(Duration.ofSeconds(30));
+  }
+}

@@ -1,0 +1,62 @@
+package dev.cudawatch.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.ingest.framing.FramedLine;
+import dev.cudawatch.ingest.framing.LineFramer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LineFramerTest {
+  private final List<FramedLine> out = new ArrayList<>();
+
+  private void feed(LineFramer f, byte[] b) {
+    // one byte at a time: lines split across reads must come out whole
+    for (int i = 0; i < b.length; i++) {
+      f.feed(b, i, 1, out::add);
+    }
+  }
+
+  @Test
+  void linesCarryTheirByteOffsets() {
+    LineFramer f = new LineFramer(100, true, 1000);
+    feed(f, "ab\r\ncd\nef".getBytes(StandardCharsets.UTF_8));
+    assertEquals(List.of(new FramedLine(1000, 1004, "ab", false), new FramedLine(1004, 1007, "cd", false)), out);
+    f.flush(out::add);
+    assertEquals(new FramedLine(1007, 1009, "ef", false), out.get(2));
+  }
+
+  @Test
+  void progressBarsCollapseToTheirLastState() {
+    LineFramer f = new LineFramer(64, true, 0);
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i <= 100_000; i++) {
+      sb.append('\r').append(i % 100).append("%|####|");
+    }
+    sb.append(" done\n");
+    feed(f, sb.toString().getBytes(StandardCharsets.UTF_8));
+    assertEquals(1, out.size());
+    assertEquals("0%|####| done", out.get(0).text());
+    assertTrue(!out.get(0).truncated());
+  }
+
+  @Test
+  void longLinesAreCutWithAMarker() {
+    LineFramer f = new LineFramer(10, true, 0);
+    feed(f, ("x".repeat(1000) + "\nok\n").getBytes(StandardCharsets.UTF_8));
+    assertEquals("xxxxxxxxxx" + LineFramer.TRUNCATED_MARKER, out.get(0).text());
+    assertTrue(out.get(0).truncated());
+    assertEquals(1001, out.get(0).end());
+    assertEquals("ok", out.get(1).text());
+  }
+
+  @Test
+  void badBytesAndColoursAreCleaned() {
+    LineFramer f = new LineFramer(100, true, 0);
+    feed(f, new byte[] {0x1b, '[', '3', '1', 'm', 'E', (byte) 0xff, 0, 'z', 0x1b, '[', '0', 'm', '\n'});
+    assertEquals("E\uFFFD\u0000z", out.get(0).text());
+  }
+}
