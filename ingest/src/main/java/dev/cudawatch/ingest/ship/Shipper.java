@@ -43,7 +43,7 @@ public final class Shipper implements AutoCloseable {
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
     p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE); // retry while the broker is away
-    p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE);
+    p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE); // back-pressure unless configured
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
 

@@ -1,0 +1,150 @@
+package dev.cudawatch.launcher;
+
+import dev.cudawatch.alerts.AlertsService;
+import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.alerts.http.Health;
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.ingest.Agent;
+import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.ingest.ship.Shipper;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.processor.ProcessorMain;
+import dev.cudawatch.processor.ProcessorSettings;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * Everything of cudawatch in one JVM, on real parts: a KRaft broker, the Flink job on a local
+ * MiniCluster, the alerts service and the agent. Started in dependency order, closed in reverse.
+ */
+public final class LocalCluster implements AutoCloseable {
+  /**
+   * What to run.
+   *
+   * @param dataDir broker data and agent state
+   * @param logsDir training logs to follow ({@code *.log})
+   * @param replayDir files to ship once first, or null
+   * @param httpPort alerts HTTP port (0 for any free one)
+   * @param parallelism Flink parallelism
+   * @param alertmanagerUrl Alertmanager URL, or null
+   * @param webhookUrl webhook URL, or null
+   * @param catalogs extra signature catalogs
+   */
+  public record Options(
+      Path dataDir, Path logsDir, Path replayDir, int httpPort, int parallelism, String alertmanagerUrl, String webhookUrl, List<String> catalogs) {}
+
+  private final Options options;
+  private final PrintStream console;
+  private EmbeddedKafkaBroker broker;
+  private AlertsService alerts;
+  private JobClient job;
+  private Shipper shipper;
+  private Agent agent;
+  private Thread agentThread;
+  private final Health health = new Health();
+
+  public LocalCluster(Options options, PrintStream console) {
+    this.options = options;
+    this.console = console;
+  }
+
+  public void start() throws Exception {
+    Files.createDirectories(options.logsDir());
+    broker = EmbeddedKafkaBroker.start(options.dataDir().resolve("kafka"));
+    broker.createTopics(Topics.ALL, 2);
+    KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
+    health.register("kafka", () -> broker != null);
+
+    AlertsSettings as = AlertsSettings.defaults().with(kafka, options.httpPort(), options.alertmanagerUrl(), options.webhookUrl());
+    as.validate("");
+    alerts = new AlertsService(as, health, console, Clock.systemUTC());
+    alerts.start();
+
+    ProcessorSettings ps = ProcessorSettings.defaults().withKafka(kafka).withTransactionalIdPrefix("cudawatch-local").withCatalogs(options.catalogs());
+    ps = new ProcessorSettings(ps.kafka(), ps.groupId(), options.parallelism(), ps.checkpointIntervalMs(), ps.transactionalIdPrefix(),
+        60_000L, ps.flushAfterMs(), ps.stateTtlHours(), ps.catalogs());
+    ps.validate("");
+    Configuration conf = new Configuration();
+    conf.set(RestOptions.PORT, 0);
+    conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);
+    ProcessorMain.configure(env, ps);
+    ProcessorMain.job(ps).build(env);
+    job = env.executeAsync("cudawatch-processor");
+    health.register("flink-job", () -> {
+      try {
+        return job.getJobStatus().get() == JobStatus.RUNNING;
+      } catch (Exception e) {
+        return false;
+      }
+    });
+
+    AgentSettings ag = AgentSettings.defaults().with(kafka, List.of(options.logsDir().toAbsolutePath() + "/*.log"), options.dataDir().resolve("agent").toString());
+    shipper = new Shipper(kafka);
+    agent = new Agent(ag, shipper, Clock.systemUTC());
+    if (options.replayDir() != null) {
+      long n = agent.replay(options.replayDir());
+      console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
+    }
+    agentThread = new Thread(agent, "cudawatch-agent");
+    agentThread.setDaemon(true);
+    agentThread.start();
+    health.register("agent", agent::started);
+  }
+
+  public int httpPort() {
+    return alerts.httpPort();
+  }
+
+  public String bootstrapServers() {
+    return broker.bootstrapServers();
+  }
+
+  public Health health() {
+    return health;
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (agent != null) {
+        agent.close();
+        agentThread.interrupt();
+      }
+      if (shipper != null) {
+        shipper.close();
+      }
+    } catch (IOException e) {
+      console.println("cudawatch local: agent: " + e.getMessage());
+    }
+    if (job != null) {
+      try {
+        job.cancel().get();
+      } catch (Exception e) {
+        // the job may already be gone
+      }
+    }
+    if (alerts != null) {
+      try {
+        alerts.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (broker != null) {
+      broker.close();
+      broker = null;
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.cudawatch.launcher;
+
+import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.common.config.ConfigException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code cudawatch local}: the whole pipeline on one machine, with no external services. */
+@Command(
+    name = "local",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run everything in one process: an embedded Kafka broker, the Flink job on a local MiniCluster,",
+      "the alerts server and the agent following a directory of training logs."
+    })
+public final class LocalMain implements Callable<Integer> {
+  @Option(names = "--data-dir", paramLabel = "DIR", description = "broker data and agent state (default: a new temporary directory)")
+  Path dataDir;
+
+  @Option(names = "--logs", paramLabel = "DIR", defaultValue = "logs", description = "training logs to follow, *.log (default: ${DEFAULT-VALUE}; created if missing)")
+  Path logs;
+
+  @Option(names = "--replay", paramLabel = "DIR", description = "first ship every file of DIR once (e.g. samples)")
+  Path replay;
+
+  @Option(names = "--http-port", defaultValue = "9400", description = "port of /metrics, /api and /healthz on 127.0.0.1 (default: ${DEFAULT-VALUE})")
+  int httpPort;
+
+  @Option(names = "--parallelism", defaultValue = "2", description = "Flink parallelism (default: ${DEFAULT-VALUE})")
+  int parallelism;
+
+  @Option(names = "--alertmanager", paramLabel = "URL", description = "Alertmanager to push alerts to")
+  String alertmanager;
+
+  @Option(names = "--webhook", paramLabel = "URL", description = "webhook receiver for alerts")
+  String webhook;
+
+  @Option(names = "--catalog", paramLabel = "FILE", description = "extra signature catalog; may be repeated")
+  List<String> catalogs = new ArrayList<>();
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new LocalMain()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    try {
+      AlertsSettings.checkUrl(alertmanager, "--alertmanager");
+      AlertsSettings.checkUrl(webhook, "--webhook");
+    } catch (ConfigException e) {
+      System.err.println("cudawatch local: " + e.getMessage());
+      return 2;
+    }
+    if (replay != null && !Files.isDirectory(replay)) {
+      System.err.println("cudawatch local: --replay " + replay + " is not a directory");
+      return 2;
+    }
+    Path data = dataDir != null ? dataDir : Files.createTempDirectory("cudawatch-local-");
+    LocalCluster cluster = new LocalCluster(new LocalCluster.Options(data, logs, replay, httpPort, parallelism, alertmanager, webhook, catalogs), System.out);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      System.out.println("cudawatch local: stopping");
+      cluster.close();
+      stopped.countDown();
+    }, "cudawatch-shutdown"));
+    try {
+      cluster.start();
+    } catch (java.net.BindException e) {
+      System.err.println("cudawatch local: port " + httpPort + " is in use; choose another with --http-port");
+      return 2;
+    }
+    String base = "http://127.0.0.1:" + cluster.httpPort();
+    System.out.println("cudawatch local: running");
+    System.out.println("  Kafka         " + cluster.bootstrapServers() + " (data in " + data + ")");
+    System.out.println("  metrics       " + base + "/metrics");
+    System.out.println("  incidents     " + base + "/api/incidents");
+    System.out.println("  alerts        " + base + "/api/alerts");
+    System.out.println("  health        " + base + "/healthz");
+    System.out.println("  following     " + logs.toAbsolutePath() + "/*.log");
+    System.out.println("Press Ctrl-C to stop.");
+    stopped.await();
+    return 0;
+  }
+}
