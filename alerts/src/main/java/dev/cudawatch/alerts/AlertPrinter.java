@@ -13,7 +13,11 @@ public final class AlertPrinter {
 
   public void print(Alert a) {
     var l = a.labels();
-    StringBuilder sb = new StringBuilder("ALERT ").append(a.state().name().toLowerCase(java.util.Locale.ROOT)).append(' ').append(a.alertName());
+    StringBuilder sb =
+        new StringBuilder("ALERT ")
+            .append(a.state().name().toLowerCase(java.util.Locale.ROOT))
+            .append(' ')
+            .append(a.alertName());
     for (String k : new String[] {"severity", "class", "host"}) {
       if (l.containsKey(k)) {
         sb.append(' ').append(k).append('=').append(l.get(k));

@@ -36,8 +36,17 @@ public final class AlertsService implements AutoCloseable {
   }
 
   public void start() throws IOException {
-    http = new ApiServer(settings.httpHost(), settings.httpPort(), metrics.registry(), incidents, alerts, health);
-    consumer = new TopicConsumer(settings.kafka(), settings.groupId(), metrics, this::onIncident, this::onAlert, clock);
+    http =
+        new ApiServer(
+            settings.httpHost(),
+            settings.httpPort(),
+            metrics.registry(),
+            incidents,
+            alerts,
+            health);
+    consumer =
+        new TopicConsumer(
+            settings.kafka(), settings.groupId(), metrics, this::onIncident, this::onAlert, clock);
     health.register("alerts-consumer", consumer::ready);
     consumerThread = new Thread(consumer, "cudawatch-alerts-consumer");
     consumerThread.setDaemon(true);

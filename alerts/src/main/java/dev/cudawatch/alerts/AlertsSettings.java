@@ -51,17 +51,32 @@ public record AlertsSettings(
   }
 
   public AlertsSettings with(KafkaSettings k, Integer port, String alertmanager, String webhook) {
-    return new AlertsSettings(k, groupId, httpHost, port, maxIncidents, maxAlerts, hostLabel, maxSeriesPerMetric, allowedJobLabels,
-        alertmanager, webhook);
+    return new AlertsSettings(
+        k,
+        groupId,
+        httpHost,
+        port,
+        maxIncidents,
+        maxAlerts,
+        hostLabel,
+        maxSeriesPerMetric,
+        allowedJobLabels,
+        alertmanager,
+        webhook);
   }
 
   @Override
   public void validate(String path) {
     kafka.validate(path + "kafka.");
     Validated.require(httpPort >= 0 && httpPort <= 65535, path + "http_port", "must be 0..65535");
-    Validated.require(maxIncidents >= 1 && maxIncidents <= 1_000_000, path + "max_incidents", "must be 1..1000000");
-    Validated.require(maxAlerts >= 1 && maxAlerts <= 1_000_000, path + "max_alerts", "must be 1..1000000");
-    Validated.require(maxSeriesPerMetric >= 10, path + "max_series_per_metric", "must be at least 10");
+    Validated.require(
+        maxIncidents >= 1 && maxIncidents <= 1_000_000,
+        path + "max_incidents",
+        "must be 1..1000000");
+    Validated.require(
+        maxAlerts >= 1 && maxAlerts <= 1_000_000, path + "max_alerts", "must be 1..1000000");
+    Validated.require(
+        maxSeriesPerMetric >= 10, path + "max_series_per_metric", "must be at least 10");
     checkUrl(alertmanagerUrl, path + "alertmanager_url");
     checkUrl(webhookUrl, path + "webhook_url");
   }
@@ -77,7 +92,10 @@ public record AlertsSettings(
     } catch (IllegalArgumentException e) {
       throw new dev.cudawatch.common.config.ConfigException(key + ": not a valid URL");
     }
-    Validated.require("http".equals(u.getScheme()) || "https".equals(u.getScheme()), key, "must be an http:// or https:// URL");
+    Validated.require(
+        "http".equals(u.getScheme()) || "https".equals(u.getScheme()),
+        key,
+        "must be an http:// or https:// URL");
     Validated.require(u.getHost() != null && !u.getHost().isBlank(), key, "must name a host");
   }
 }

@@ -38,42 +38,105 @@ class AlertsServiceIT {
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir)) {
       broker.createTopics(Topics.ALL, 2);
       ByteArrayOutputStream console = new ByteArrayOutputStream();
-      AlertsSettings s = AlertsSettings.defaults().with(new KafkaSettings(broker.bootstrapServers(), Map.of()), 0, null, null);
-      try (AlertsService svc = new AlertsService(s, new Health(), new PrintStream(console, true, StandardCharsets.UTF_8), Clock.systemUTC())) {
+      AlertsSettings s =
+          AlertsSettings.defaults()
+              .with(new KafkaSettings(broker.bootstrapServers(), Map.of()), 0, null, null);
+      try (AlertsService svc =
+          new AlertsService(
+              s,
+              new Health(),
+              new PrintStream(console, true, StandardCharsets.UTF_8),
+              Clock.systemUTC())) {
         svc.start();
         String base = "http://127.0.0.1:" + svc.httpPort();
-        try (var p = new KafkaProducer<byte[], byte[]>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
-          p.send(new ProducerRecord<>(Topics.INCIDENTS, WireJson.toBytes(Fixtures.incident("a1", "cuda_oom", "node-1", "j1", Fixtures.T0)))).get();
-          p.send(new ProducerRecord<>(Topics.INCIDENTS, "not json at all".getBytes(StandardCharsets.UTF_8))).get();
-          p.send(new ProducerRecord<>(Topics.INCIDENTS, WireJson.toJson(Fixtures.incident("a2", "cuda_oom", "n", "j", Fixtures.T0)).replace("\"v\":1", "\"v\":2").getBytes(StandardCharsets.UTF_8))).get();
-          Map<String, String> labels = Map.of("alertname", "GpuJobFailure", "class", "cuda_oom", "severity", "error", "host", "node-1");
-          Alert a = new Alert(1, Alert.fingerprintOf(labels), Alert.State.FIRING, labels, Map.of("summary", "CUDA out of memory"), Fixtures.T0, null);
+        try (var p =
+            new KafkaProducer<byte[], byte[]>(
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+                new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+          p.send(
+                  new ProducerRecord<>(
+                      Topics.INCIDENTS,
+                      WireJson.toBytes(
+                          Fixtures.incident("a1", "cuda_oom", "node-1", "j1", Fixtures.T0))))
+              .get();
+          p.send(
+                  new ProducerRecord<>(
+                      Topics.INCIDENTS, "not json at all".getBytes(StandardCharsets.UTF_8)))
+              .get();
+          p.send(
+                  new ProducerRecord<>(
+                      Topics.INCIDENTS,
+                      WireJson.toJson(Fixtures.incident("a2", "cuda_oom", "n", "j", Fixtures.T0))
+                          .replace("\"v\":1", "\"v\":2")
+                          .getBytes(StandardCharsets.UTF_8)))
+              .get();
+          Map<String, String> labels =
+              Map.of(
+                  "alertname",
+                  "GpuJobFailure",
+                  "class",
+                  "cuda_oom",
+                  "severity",
+                  "error",
+                  "host",
+                  "node-1");
+          Alert a =
+              new Alert(
+                  1,
+                  Alert.fingerprintOf(labels),
+                  Alert.State.FIRING,
+                  labels,
+                  Map.of("summary", "CUDA out of memory"),
+                  Fixtures.T0,
+                  null);
           p.send(new ProducerRecord<>(Topics.ALERTS, WireJson.toBytes(a))).get();
         }
-        await(wrap(() -> get(base + "/metrics").contains("cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.incidents\"} 2.0")));
+        await(
+            wrap(
+                () ->
+                    get(base + "/metrics")
+                        .contains(
+                            "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.incidents\"} 2.0")));
         String metrics = get(base + "/metrics");
-        assertTrue(metrics.contains("cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\",severity=\"error\",suspect=\"application\"} 1.0"), metrics);
-        assertTrue(metrics.contains("cudawatch_alerts_active{alertname=\"GpuJobFailure\",severity=\"error\"} 1.0"), metrics);
-        JsonNode body = WireJson.mapper().readTree(get(base + "/api/incidents?class=cuda_oom&host=node-1"));
+        assertTrue(
+            metrics.contains(
+                "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\",severity=\"error\",suspect=\"application\"} 1.0"),
+            metrics);
+        assertTrue(
+            metrics.contains(
+                "cudawatch_alerts_active{alertname=\"GpuJobFailure\",severity=\"error\"} 1.0"),
+            metrics);
+        JsonNode body =
+            WireJson.mapper().readTree(get(base + "/api/incidents?class=cuda_oom&host=node-1"));
         assertEquals(1, body.get("total").asInt());
         assertEquals("a1", body.get("incidents").get(0).get("id").asText());
         assertEquals(1, WireJson.mapper().readTree(get(base + "/api/alerts")).get("alerts").size());
         assertEquals(200, status(base + "/healthz"));
         assertEquals(400, status(base + "/api/incidents?since=yesterday"));
-        assertTrue(console.toString(StandardCharsets.UTF_8).contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
+        assertTrue(
+            console
+                .toString(StandardCharsets.UTF_8)
+                .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
       }
     }
   }
 
   private String get(String url) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    return http.send(
+            HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
+        .body();
   }
 
   private int status(String url) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    return http.send(
+            HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.discarding())
+        .statusCode();
   }
 
-  /** Polls a condition that a real broker makes true; bounded, so a broken build fails, not hangs. */
+  /**
+   * Polls a condition that a real broker makes true; bounded, so a broken build fails, not hangs.
+   */
   static void await(BooleanSupplier ok) throws InterruptedException {
     long deadline = System.currentTimeMillis() + 60_000;
     while (!ok.getAsBoolean()) {

@@ -11,7 +11,28 @@ final class Fixtures {
   private Fixtures() {}
 
   static Incident incident(String id, String cls, String host, String job, Instant t) {
-    return new Incident(1, id, cls, true, null, 1, "error", "application", "sig", Map.of("gpu", 0L), "summary of " + id,
-        "why", List.of("do this"), host, job, "/logs/x.log", 7, "rec-" + id, t, t, List.of("line"), null);
+    return new Incident(
+        1,
+        id,
+        cls,
+        true,
+        null,
+        1,
+        "error",
+        "application",
+        "sig",
+        Map.of("gpu", 0L),
+        "summary of " + id,
+        "why",
+        List.of("do this"),
+        host,
+        job,
+        "/logs/x.log",
+        7,
+        "rec-" + id,
+        t,
+        t,
+        List.of("line"),
+        null);
   }
 }

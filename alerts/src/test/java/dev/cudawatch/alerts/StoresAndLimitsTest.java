@@ -23,16 +23,26 @@ class StoresAndLimitsTest {
   void theIncidentStoreIsBoundedFilteredAndPaged() {
     IncidentStore s = new IncidentStore(3);
     for (int i = 0; i < 5; i++) {
-      s.add(Fixtures.incident("i" + i, i % 2 == 0 ? "cuda_oom" : "gpu_xid", "h" + i, "j", Fixtures.T0.plusSeconds(i)));
+      s.add(
+          Fixtures.incident(
+              "i" + i,
+              i % 2 == 0 ? "cuda_oom" : "gpu_xid",
+              "h" + i,
+              "j",
+              Fixtures.T0.plusSeconds(i)));
     }
-    assertFalse(s.add(Fixtures.incident("i4", "cuda_oom", "h4", "j", Fixtures.T0)), "duplicates are kept once");
+    assertFalse(
+        s.add(Fixtures.incident("i4", "cuda_oom", "h4", "j", Fixtures.T0)),
+        "duplicates are kept once");
     assertEquals(3, s.size());
     assertEquals(2, s.evicted());
     var all = s.query(new IncidentStore.IncidentQuery(null, null, null, null, 0, 10));
     assertEquals("i4", all.items().get(0).id(), "newest first");
     var oom = s.query(new IncidentStore.IncidentQuery("cuda_oom", null, null, null, 0, 10));
     assertEquals(2, oom.total());
-    var page = s.query(new IncidentStore.IncidentQuery(null, null, null, Fixtures.T0.plusSeconds(3), 1, 1));
+    var page =
+        s.query(
+            new IncidentStore.IncidentQuery(null, null, null, Fixtures.T0.plusSeconds(3), 1, 1));
     assertEquals(2, page.total());
     assertEquals("i3", page.items().get(0).id());
   }
@@ -40,7 +50,8 @@ class StoresAndLimitsTest {
   @Test
   void seriesPastTheCapFoldIntoOther() {
     AtomicInteger capped = new AtomicInteger();
-    SeriesLimiter l = new SeriesLimiter(2, new boolean[] {false, true}, v -> capped.incrementAndGet());
+    SeriesLimiter l =
+        new SeriesLimiter(2, new boolean[] {false, true}, v -> capped.incrementAndGet());
     assertArrayEquals(new String[] {"cuda_oom", "a"}, l.admit("cuda_oom", "a"));
     assertArrayEquals(new String[] {"cuda_oom", "b"}, l.admit("cuda_oom", "b"));
     assertArrayEquals(new String[] {"cuda_oom", "other"}, l.admit("cuda_oom", "c"));
@@ -52,10 +63,16 @@ class StoresAndLimitsTest {
   void configRejectsUnknownKeysAndBadUrlsWithoutEchoingThem() throws Exception {
     Path f = dir.resolve("alerts.yaml");
     Files.writeString(f, "http_port: 9400\nhttp_prot: 1\n");
-    ConfigException e = assertThrows(ConfigException.class, () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
+    ConfigException e =
+        assertThrows(
+            ConfigException.class,
+            () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
     assertEquals(true, e.getMessage().contains("unknown key 'http_prot'"), e.getMessage());
     Files.writeString(f, "webhook_url: ftp://hooks.example/T0KEN-SECRET\n");
-    e = assertThrows(ConfigException.class, () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
+    e =
+        assertThrows(
+            ConfigException.class,
+            () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
     assertFalse(e.getMessage().contains("T0KEN-SECRET"), e.getMessage());
   }
 
@@ -63,11 +80,23 @@ class StoresAndLimitsTest {
   void environmentOverridesTheFile() throws Exception {
     Path f = dir.resolve("alerts.yaml");
     Files.writeString(f, "http_port: 9400\nkafka:\n  bootstrap_servers: a:1\n");
-    AlertsSettings s = new ConfigLoader("CUDAWATCH_ALERTS", Map.of("CUDAWATCH_ALERTS_HTTP_PORT", "9999", "CUDAWATCH_ALERTS_KAFKA__BOOTSTRAP_SERVERS", "b:2")).load(f, AlertsSettings.class);
+    AlertsSettings s =
+        new ConfigLoader(
+                "CUDAWATCH_ALERTS",
+                Map.of(
+                    "CUDAWATCH_ALERTS_HTTP_PORT",
+                    "9999",
+                    "CUDAWATCH_ALERTS_KAFKA__BOOTSTRAP_SERVERS",
+                    "b:2"))
+            .load(f, AlertsSettings.class);
     assertEquals(9999, s.httpPort());
     assertEquals("b:2", s.kafka().bootstrapServers());
-    ConfigException e = assertThrows(ConfigException.class,
-        () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of("CUDAWATCH_ALERTS_NOPE", "1")).load(f, AlertsSettings.class));
+    ConfigException e =
+        assertThrows(
+            ConfigException.class,
+            () ->
+                new ConfigLoader("CUDAWATCH_ALERTS", Map.of("CUDAWATCH_ALERTS_NOPE", "1"))
+                    .load(f, AlertsSettings.class));
     assertEquals(true, e.getMessage().contains("CUDAWATCH_ALERTS_NOPE"), e.getMessage());
   }
 }

@@ -46,7 +46,12 @@ public final class Agent implements Runnable, AutoCloseable {
     this.shipper = shipper;
     this.clock = clock;
     this.positions = new PositionStore(Path.of(settings.stateDir()));
-    this.tailer = new FileTailer(settings.files(), positions.load(), settings.maxLineBytes(), settings.readBudgetBytes());
+    this.tailer =
+        new FileTailer(
+            settings.files(),
+            positions.load(),
+            settings.maxLineBytes(),
+            settings.readBudgetBytes());
   }
 
   /** One round: read what was appended, ship it, checkpoint when due. Returns bytes read. */
@@ -73,13 +78,10 @@ public final class Agent implements Runnable, AutoCloseable {
     shipper.send(record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file"), onAck);
   }
 
-  private LogRecord record(String source, String sourceId, FramedLine l, RecordKind kind, String stream) {
+  private LogRecord record(
+      String source, String sourceId, FramedLine l, RecordKind kind, String stream) {
     var now = clock.instant();
-    return LogRecord.builder()
-        .host(settings.host())
-        .job(settings.job())
-        .kind(kind)
-        .stream(stream)
+    return LogRecord.builder().host(settings.host()).job(settings.job()).kind(kind).stream(stream)
         .source(source)
         .sourceId(sourceId)
         .offset(l.start())
@@ -117,19 +119,36 @@ public final class Agent implements Runnable, AutoCloseable {
     NvidiaSmiCsv[] csv = {null};
     LineFramer framer = new LineFramer(settings.maxLineBytes(), true, 0);
     String source = p.toAbsolutePath().toString();
-    java.util.function.Consumer<FramedLine> sink = l -> {
-      if (l.start() == 0 && name.endsWith(".csv") && NvidiaSmiCsv.isHeader(l.text())) {
-        csv[0] = NvidiaSmiCsv.fromHeader(l.text()).orElse(null);
-        return;
-      }
-      if (csv[0] != null) {
-        Optional<String> row = csv[0].parse(l.text()).map(NvidiaSmiCsv::toAgentRow);
-        row.ifPresent(r -> shipper.send(record(source, "replay", new FramedLine(l.start(), l.end(), r, false), RecordKind.GPU_MEMORY, "nvidia-smi"), () -> {}));
-      } else {
-        shipper.send(record(source, "replay", l, kernel ? RecordKind.KERNEL : RecordKind.LOG, kernel ? "kmsg" : "file"), () -> {});
-      }
-      count.incrementAndGet();
-    };
+    java.util.function.Consumer<FramedLine> sink =
+        l -> {
+          if (l.start() == 0 && name.endsWith(".csv") && NvidiaSmiCsv.isHeader(l.text())) {
+            csv[0] = NvidiaSmiCsv.fromHeader(l.text()).orElse(null);
+            return;
+          }
+          if (csv[0] != null) {
+            Optional<String> row = csv[0].parse(l.text()).map(NvidiaSmiCsv::toAgentRow);
+            row.ifPresent(
+                r ->
+                    shipper.send(
+                        record(
+                            source,
+                            "replay",
+                            new FramedLine(l.start(), l.end(), r, false),
+                            RecordKind.GPU_MEMORY,
+                            "nvidia-smi"),
+                        () -> {}));
+          } else {
+            shipper.send(
+                record(
+                    source,
+                    "replay",
+                    l,
+                    kernel ? RecordKind.KERNEL : RecordKind.LOG,
+                    kernel ? "kmsg" : "file"),
+                () -> {});
+          }
+          count.incrementAndGet();
+        };
     try (InputStream in = Files.newInputStream(p)) {
       byte[] buf = new byte[64 * 1024];
       for (int r; (r = in.read(buf)) > 0; ) {

@@ -46,7 +46,16 @@ public record AgentSettings(
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
-    return new AgentSettings(k, host, job, globs, state, pollIntervalMs, checkpointIntervalMs, maxLineBytes, readBudgetBytes);
+    return new AgentSettings(
+        k,
+        host,
+        job,
+        globs,
+        state,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes);
   }
 
   @Override
@@ -54,8 +63,12 @@ public record AgentSettings(
     kafka.validate(path + "kafka.");
     Validated.require(!host.isBlank(), path + "host", "must not be empty");
     Validated.require(pollIntervalMs >= 10, path + "poll_interval_ms", "must be at least 10");
-    Validated.require(checkpointIntervalMs >= 100, path + "checkpoint_interval_ms", "must be at least 100");
-    Validated.require(maxLineBytes >= 1024 && maxLineBytes <= 16 << 20, path + "max_line_bytes", "must be 1 KiB..16 MiB");
+    Validated.require(
+        checkpointIntervalMs >= 100, path + "checkpoint_interval_ms", "must be at least 100");
+    Validated.require(
+        maxLineBytes >= 1024 && maxLineBytes <= 16 << 20,
+        path + "max_line_bytes",
+        "must be 1 KiB..16 MiB");
     Validated.require(readBudgetBytes >= 4096, path + "read_budget_bytes", "must be at least 4096");
   }
 }

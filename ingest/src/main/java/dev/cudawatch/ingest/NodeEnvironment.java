@@ -21,7 +21,8 @@ public final class NodeEnvironment {
 
   /** The job id from Slurm, torchelastic or Kubernetes, or null. */
   public static String jobId(Map<String, String> env) {
-    for (String k : new String[] {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "KUBERNETES_POD_NAME", "POD_NAME"}) {
+    for (String k :
+        new String[] {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "KUBERNETES_POD_NAME", "POD_NAME"}) {
       String v = env.get(k);
       if (v != null && !v.isBlank()) {
         return v;

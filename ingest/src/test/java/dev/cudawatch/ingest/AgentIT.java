@@ -43,11 +43,20 @@ class AgentIT {
   }
 
   private static AgentSettings settings(Path logs, Path state) {
-    return AgentSettings.defaults().with(new KafkaSettings(broker.bootstrapServers(), Map.of()), List.of(logs + "/**.log"), state.toString());
+    return AgentSettings.defaults()
+        .with(
+            new KafkaSettings(broker.bootstrapServers(), Map.of()),
+            List.of(logs + "/**.log"),
+            state.toString());
   }
 
   private static void append(Path f, String... lines) throws Exception {
-    Files.writeString(f, String.join("\n", lines) + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    Files.writeString(
+        f,
+        String.join("\n", lines) + "\n",
+        StandardCharsets.UTF_8,
+        StandardOpenOption.CREATE,
+        StandardOpenOption.APPEND);
   }
 
   @Test
@@ -65,12 +74,16 @@ class AgentIT {
           expected.add(l);
           if (i == 20) {
             agent.pollOnce();
-            Files.move(f, logs.resolve("train.log.1"), java.nio.file.StandardCopyOption.REPLACE_EXISTING); // rename rotation
+            Files.move(
+                f,
+                logs.resolve("train.log.1"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING); // rename rotation
           }
           if (i == 35 && round == 1) {
             agent.pollOnce();
             shipper.flush();
-            Files.copy(f, logs.resolve("copy.bak"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(
+                f, logs.resolve("copy.bak"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             Files.write(f, new byte[0], StandardOpenOption.TRUNCATE_EXISTING); // copytruncate
           }
         }
@@ -87,13 +100,23 @@ class AgentIT {
     for (String e : expected) {
       assertEquals(true, got.contains(e), "missing: " + e);
     }
-    assertEquals(expected.size(), got.size(), "no line twice once duplicates are dropped by record id");
+    assertEquals(
+        expected.size(), got.size(), "no line twice once duplicates are dropped by record id");
   }
 
   private static List<LogRecord> readAll() throws Exception {
     List<LogRecord> out = new ArrayList<>();
-    try (var c = new KafkaConsumer<byte[], byte[]>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-        ConsumerConfig.GROUP_ID_CONFIG, "agent-it", ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (var c =
+        new KafkaConsumer<byte[], byte[]>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "agent-it",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest"),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
       c.subscribe(List.of(Topics.LOGS));
       long quietSince = System.currentTimeMillis();
       while (System.currentTimeMillis() - quietSince < 3000) {

@@ -24,7 +24,9 @@ class LineFramerTest {
   void linesCarryTheirByteOffsets() {
     LineFramer f = new LineFramer(100, true, 1000);
     feed(f, "ab\r\ncd\nef".getBytes(StandardCharsets.UTF_8));
-    assertEquals(List.of(new FramedLine(1000, 1004, "ab", false), new FramedLine(1004, 1007, "cd", false)), out);
+    assertEquals(
+        List.of(new FramedLine(1000, 1004, "ab", false), new FramedLine(1004, 1007, "cd", false)),
+        out);
     f.flush(out::add);
     assertEquals(new FramedLine(1007, 1009, "ef", false), out.get(2));
   }
@@ -56,7 +58,9 @@ class LineFramerTest {
   @Test
   void badBytesAndColoursAreCleaned() {
     LineFramer f = new LineFramer(100, true, 0);
-    feed(f, new byte[] {0x1b, '[', '3', '1', 'm', 'E', (byte) 0xff, 0, 'z', 0x1b, '[', '0', 'm', '\n'});
+    feed(
+        f,
+        new byte[] {0x1b, '[', '3', '1', 'm', 'E', (byte) 0xff, 0, 'z', 0x1b, '[', '0', 'm', '\n'});
     assertEquals("E\uFFFD\u0000z", out.get(0).text());
   }
 }

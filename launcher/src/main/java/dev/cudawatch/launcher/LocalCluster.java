@@ -42,7 +42,14 @@ public final class LocalCluster implements AutoCloseable {
    * @param catalogs extra signature catalogs
    */
   public record Options(
-      Path dataDir, Path logsDir, Path replayDir, int httpPort, int parallelism, String alertmanagerUrl, String webhookUrl, List<String> catalogs) {}
+      Path dataDir,
+      Path logsDir,
+      Path replayDir,
+      int httpPort,
+      int parallelism,
+      String alertmanagerUrl,
+      String webhookUrl,
+      List<String> catalogs) {}
 
   private final Options options;
   private final PrintStream console;
@@ -66,31 +73,54 @@ public final class LocalCluster implements AutoCloseable {
     KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
     health.register("kafka", () -> broker != null);
 
-    AlertsSettings as = AlertsSettings.defaults().with(kafka, options.httpPort(), options.alertmanagerUrl(), options.webhookUrl());
+    AlertsSettings as =
+        AlertsSettings.defaults()
+            .with(kafka, options.httpPort(), options.alertmanagerUrl(), options.webhookUrl());
     as.validate("");
     alerts = new AlertsService(as, health, console, Clock.systemUTC());
     alerts.start();
 
-    ProcessorSettings ps = ProcessorSettings.defaults().withKafka(kafka).withTransactionalIdPrefix("cudawatch-local").withCatalogs(options.catalogs());
-    ps = new ProcessorSettings(ps.kafka(), ps.groupId(), options.parallelism(), ps.checkpointIntervalMs(), ps.transactionalIdPrefix(),
-        60_000L, ps.flushAfterMs(), ps.stateTtlHours(), ps.catalogs());
+    ProcessorSettings ps =
+        ProcessorSettings.defaults()
+            .withKafka(kafka)
+            .withTransactionalIdPrefix("cudawatch-local")
+            .withCatalogs(options.catalogs());
+    ps =
+        new ProcessorSettings(
+            ps.kafka(),
+            ps.groupId(),
+            options.parallelism(),
+            ps.checkpointIntervalMs(),
+            ps.transactionalIdPrefix(),
+            60_000L,
+            ps.flushAfterMs(),
+            ps.stateTtlHours(),
+            ps.catalogs());
     ps.validate("");
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);
     conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);
+    StreamExecutionEnvironment env =
+        StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);
     ProcessorMain.configure(env, ps);
     ProcessorMain.job(ps).build(env);
     job = env.executeAsync("cudawatch-processor");
-    health.register("flink-job", () -> {
-      try {
-        return job.getJobStatus().get() == JobStatus.RUNNING;
-      } catch (Exception e) {
-        return false;
-      }
-    });
+    health.register(
+        "flink-job",
+        () -> {
+          try {
+            return job.getJobStatus().get() == JobStatus.RUNNING;
+          } catch (Exception e) {
+            return false;
+          }
+        });
 
-    AgentSettings ag = AgentSettings.defaults().with(kafka, List.of(options.logsDir().toAbsolutePath() + "/*.log"), options.dataDir().resolve("agent").toString());
+    AgentSettings ag =
+        AgentSettings.defaults()
+            .with(
+                kafka,
+                List.of(options.logsDir().toAbsolutePath() + "/*.log"),
+                options.dataDir().resolve("agent").toString());
     shipper = new Shipper(kafka);
     agent = new Agent(ag, shipper, Clock.systemUTC());
     if (options.replayDir() != null) {

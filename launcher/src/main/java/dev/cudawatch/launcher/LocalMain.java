@@ -21,28 +21,51 @@ import picocli.CommandLine.Option;
       "the alerts server and the agent following a directory of training logs."
     })
 public final class LocalMain implements Callable<Integer> {
-  @Option(names = "--data-dir", paramLabel = "DIR", description = "broker data and agent state (default: a new temporary directory)")
+  @Option(
+      names = "--data-dir",
+      paramLabel = "DIR",
+      description = "broker data and agent state (default: a new temporary directory)")
   Path dataDir;
 
-  @Option(names = "--logs", paramLabel = "DIR", defaultValue = "logs", description = "training logs to follow, *.log (default: ${DEFAULT-VALUE}; created if missing)")
+  @Option(
+      names = "--logs",
+      paramLabel = "DIR",
+      defaultValue = "logs",
+      description =
+          "training logs to follow, *.log (default: ${DEFAULT-VALUE}; created if missing)")
   Path logs;
 
-  @Option(names = "--replay", paramLabel = "DIR", description = "first ship every file of DIR once (e.g. samples)")
+  @Option(
+      names = "--replay",
+      paramLabel = "DIR",
+      description = "first ship every file of DIR once (e.g. samples)")
   Path replay;
 
-  @Option(names = "--http-port", defaultValue = "9400", description = "port of /metrics, /api and /healthz on 127.0.0.1 (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--http-port",
+      defaultValue = "9400",
+      description = "port of /metrics, /api and /healthz on 127.0.0.1 (default: ${DEFAULT-VALUE})")
   int httpPort;
 
-  @Option(names = "--parallelism", defaultValue = "2", description = "Flink parallelism (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--parallelism",
+      defaultValue = "2",
+      description = "Flink parallelism (default: ${DEFAULT-VALUE})")
   int parallelism;
 
-  @Option(names = "--alertmanager", paramLabel = "URL", description = "Alertmanager to push alerts to")
+  @Option(
+      names = "--alertmanager",
+      paramLabel = "URL",
+      description = "Alertmanager to push alerts to")
   String alertmanager;
 
   @Option(names = "--webhook", paramLabel = "URL", description = "webhook receiver for alerts")
   String webhook;
 
-  @Option(names = "--catalog", paramLabel = "FILE", description = "extra signature catalog; may be repeated")
+  @Option(
+      names = "--catalog",
+      paramLabel = "FILE",
+      description = "extra signature catalog; may be repeated")
   List<String> catalogs = new ArrayList<>();
 
   public static void main(String[] args) {
@@ -63,17 +86,26 @@ public final class LocalMain implements Callable<Integer> {
       return 2;
     }
     Path data = dataDir != null ? dataDir : Files.createTempDirectory("cudawatch-local-");
-    LocalCluster cluster = new LocalCluster(new LocalCluster.Options(data, logs, replay, httpPort, parallelism, alertmanager, webhook, catalogs), System.out);
+    LocalCluster cluster =
+        new LocalCluster(
+            new LocalCluster.Options(
+                data, logs, replay, httpPort, parallelism, alertmanager, webhook, catalogs),
+            System.out);
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      System.out.println("cudawatch local: stopping");
-      cluster.close();
-      stopped.countDown();
-    }, "cudawatch-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  System.out.println("cudawatch local: stopping");
+                  cluster.close();
+                  stopped.countDown();
+                },
+                "cudawatch-shutdown"));
     try {
       cluster.start();
     } catch (java.net.BindException e) {
-      System.err.println("cudawatch local: port " + httpPort + " is in use; choose another with --http-port");
+      System.err.println(
+          "cudawatch local: port " + httpPort + " is in use; choose another with --http-port");
       return 2;
     }
     String base = "http://127.0.0.1:" + cluster.httpPort();

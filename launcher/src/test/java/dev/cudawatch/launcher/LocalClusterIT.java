@@ -20,9 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 2's promise, on real parts: a CUDA OOM traceback written into a watched log file becomes
- * an incident at /metrics and /api/incidents, through the agent, Kafka, Flink (parallelism 2) and
- * the alerts service.
+ * Issue 2's promise, on real parts: a CUDA OOM traceback written into a watched log file becomes an
+ * incident at /metrics and /api/incidents, through the agent, Kafka, Flink (parallelism 2) and the
+ * alerts service.
  */
 class LocalClusterIT {
   @TempDir Path dir;
@@ -32,8 +32,10 @@ class LocalClusterIT {
   void anOomTracebackInAWatchedFileReachesMetricsAndTheApi() throws Exception {
     ByteArrayOutputStream console = new ByteArrayOutputStream();
     Path logs = dir.resolve("logs");
-    var options = new LocalCluster.Options(dir.resolve("data"), logs, null, 0, 2, null, null, List.of());
-    try (LocalCluster cluster = new LocalCluster(options, new PrintStream(console, true, StandardCharsets.UTF_8))) {
+    var options =
+        new LocalCluster.Options(dir.resolve("data"), logs, null, 0, 2, null, null, List.of());
+    try (LocalCluster cluster =
+        new LocalCluster(options, new PrintStream(console, true, StandardCharsets.UTF_8))) {
       cluster.start();
       String base = "http://127.0.0.1:" + cluster.httpPort();
       await(() -> get(base + "/healthz").contains("\"status\":\"ok\""));
@@ -41,7 +43,8 @@ class LocalClusterIT {
       // a training job writes its stderr line by line, the traceback last
       Path log = logs.resolve("job-1234.log");
       Files.writeString(log, "epoch 1 step 10 loss 0.52\n", StandardOpenOption.CREATE);
-      for (String line : Files.readAllLines(Path.of("../diagnosis/src/test/resources/golden/oom_single.log"))) {
+      for (String line :
+          Files.readAllLines(Path.of("../diagnosis/src/test/resources/golden/oom_single.log"))) {
         Files.writeString(log, line + "\n", StandardOpenOption.APPEND);
       }
 
@@ -52,13 +55,19 @@ class LocalClusterIT {
       assertEquals(log.toAbsolutePath().toString(), inc.get("source").asText());
       assertEquals(214748364800L, inc.get("fields").get("tried_to_allocate_bytes").asLong());
       assertTrue(inc.get("root").asBoolean());
-      await(() -> console.toString(StandardCharsets.UTF_8).contains("ALERT firing GpuJobFailure severity=error class=cuda_oom"));
+      await(
+          () ->
+              console
+                  .toString(StandardCharsets.UTF_8)
+                  .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom"));
     }
   }
 
   private String get(String url) {
     try {
-      return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString()).body();
+      return http.send(
+              HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
+          .body();
     } catch (Exception e) {
       return "";
     }

@@ -34,7 +34,8 @@ public final class KafkaConnectors {
   }
 
   /** An EXACTLY_ONCE sink: records become visible to read_committed readers at each checkpoint. */
-  public static <T> KafkaSink<T> exactlyOnceSink(ProcessorSettings s, String topic, SerializableFunction<T, String> key) {
+  public static <T> KafkaSink<T> exactlyOnceSink(
+      ProcessorSettings s, String topic, SerializableFunction<T, String> key) {
     Properties p = new Properties();
     p.putAll(s.kafka().properties());
     p.put("transaction.timeout.ms", String.valueOf(s.transactionTimeoutMs()));

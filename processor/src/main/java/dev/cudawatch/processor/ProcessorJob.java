@@ -52,23 +52,40 @@ public final class ProcessorJob {
   public void build(StreamExecutionEnvironment env) {
     Duration ttl = Duration.ofHours(settings.stateTtlHours());
     SingleOutputStreamOperator<LogRecord> records =
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS).uid("source-logs")
-            .process(new ParseLogRecords()).name("parse-records").uid("parse-records");
-    records.getSideOutput(ParseLogRecords.DEAD_LETTERS).sinkTo(deadLetters).name(Topics.DEAD_LETTER).uid("sink-dead-letters");
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS)
+            .uid("source-logs")
+            .process(new ParseLogRecords())
+            .name("parse-records")
+            .uid("parse-records");
+    records
+        .getSideOutput(ParseLogRecords.DEAD_LETTERS)
+        .sinkTo(deadLetters)
+        .name(Topics.DEAD_LETTER)
+        .uid("sink-dead-letters");
 
     DataStream<Incident> fromLines =
-        records.filter(r -> r.kind() != RecordKind.GPU_MEMORY).name("lines")
+        records
+            .filter(r -> r.kind() != RecordKind.GPU_MEMORY)
+            .name("lines")
             .keyBy(LogRecord::streamKey)
             .process(new ClassifyStream(catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl))
-            .name("classify").uid("classify");
+            .name("classify")
+            .uid("classify");
     DataStream<Incident> fromMemory =
-        records.filter(r -> r.kind() == RecordKind.GPU_MEMORY).name("memory-samples")
+        records
+            .filter(r -> r.kind() == RecordKind.GPU_MEMORY)
+            .name("memory-samples")
             .keyBy(DetectMemoryTrend::keyOf)
             .process(new DetectMemoryTrend(TrendSettings.defaults(), Duration.ofMinutes(10), ttl))
-            .name("memory-trend").uid("memory-trend");
+            .name("memory-trend")
+            .uid("memory-trend");
     DataStream<Incident> all = fromLines.union(fromMemory);
     all.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
-    all.flatMap(new IncidentAlerts()).name("incident-alerts").uid("incident-alerts")
-        .sinkTo(alerts).name(Topics.ALERTS).uid("sink-alerts");
+    all.flatMap(new IncidentAlerts())
+        .name("incident-alerts")
+        .uid("incident-alerts")
+        .sinkTo(alerts)
+        .name(Topics.ALERTS)
+        .uid("sink-alerts");
   }
 }

@@ -21,12 +21,18 @@ import picocli.CommandLine.Option;
  * Entry point of the Flink job: {@code flink run -c dev.cudawatch.processor.ProcessorMain
  * cudawatch-processor.jar --config processor.yaml}, or in-process through the launcher.
  */
-@Command(name = "processor", mixinStandardHelpOptions = true, description = "Run the cudawatch Flink job against a Kafka cluster.")
+@Command(
+    name = "processor",
+    mixinStandardHelpOptions = true,
+    description = "Run the cudawatch Flink job against a Kafka cluster.")
 public final class ProcessorMain implements Callable<Integer> {
   @Option(names = "--config", paramLabel = "FILE", description = "processor YAML configuration")
   Path config;
 
-  @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT", description = "overrides kafka.bootstrap_servers")
+  @Option(
+      names = "--bootstrap-servers",
+      paramLabel = "HOST:PORT",
+      description = "overrides kafka.bootstrap_servers")
   String bootstrap;
 
   public static void main(String[] args) {
@@ -35,7 +41,9 @@ public final class ProcessorMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    ProcessorSettings s = new ConfigLoader("CUDAWATCH_PROCESSOR", System.getenv()).load(config, ProcessorSettings.class);
+    ProcessorSettings s =
+        new ConfigLoader("CUDAWATCH_PROCESSOR", System.getenv())
+            .load(config, ProcessorSettings.class);
     if (bootstrap != null) {
       s = s.withKafka(s.kafka().withBootstrapServers(bootstrap));
     }
@@ -50,7 +58,8 @@ public final class ProcessorMain implements Callable<Integer> {
   public static void configure(StreamExecutionEnvironment env, ProcessorSettings s) {
     env.setParallelism(s.parallelism());
     env.enableCheckpointing(s.checkpointIntervalMs(), CheckpointingMode.EXACTLY_ONCE);
-    env.getCheckpointConfig().setMinPauseBetweenCheckpoints(Math.min(500, s.checkpointIntervalMs() / 2));
+    env.getCheckpointConfig()
+        .setMinPauseBetweenCheckpoints(Math.min(500, s.checkpointIntervalMs() / 2));
   }
 
   /** The job with Kafka source and sinks. */

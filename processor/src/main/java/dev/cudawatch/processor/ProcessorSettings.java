@@ -34,7 +34,8 @@ public record ProcessorSettings(
     groupId = groupId == null ? "cudawatch-processor" : groupId;
     parallelism = parallelism == null ? 2 : parallelism;
     checkpointIntervalMs = checkpointIntervalMs == null ? 1000L : checkpointIntervalMs;
-    transactionalIdPrefix = transactionalIdPrefix == null ? "cudawatch-processor" : transactionalIdPrefix;
+    transactionalIdPrefix =
+        transactionalIdPrefix == null ? "cudawatch-processor" : transactionalIdPrefix;
     transactionTimeoutMs = transactionTimeoutMs == null ? 600_000L : transactionTimeoutMs;
     flushAfterMs = flushAfterMs == null ? 1000L : flushAfterMs;
     stateTtlHours = stateTtlHours == null ? 24L : stateTtlHours;
@@ -46,26 +47,58 @@ public record ProcessorSettings(
   }
 
   public ProcessorSettings withKafka(KafkaSettings k) {
-    return new ProcessorSettings(k, groupId, parallelism, checkpointIntervalMs, transactionalIdPrefix, transactionTimeoutMs, flushAfterMs, stateTtlHours, catalogs);
+    return new ProcessorSettings(
+        k,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs);
   }
 
   public ProcessorSettings withTransactionalIdPrefix(String p) {
-    return new ProcessorSettings(kafka, groupId, parallelism, checkpointIntervalMs, p, transactionTimeoutMs, flushAfterMs, stateTtlHours, catalogs);
+    return new ProcessorSettings(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        p,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs);
   }
 
   public ProcessorSettings withCatalogs(List<String> c) {
-    return new ProcessorSettings(kafka, groupId, parallelism, checkpointIntervalMs, transactionalIdPrefix, transactionTimeoutMs, flushAfterMs, stateTtlHours, c);
+    return new ProcessorSettings(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        c);
   }
 
   @Override
   public void validate(String path) {
     kafka.validate(path + "kafka.");
-    Validated.require(parallelism >= 1 && parallelism <= 1024, path + "parallelism", "must be 1..1024");
-    Validated.require(checkpointIntervalMs >= 100, path + "checkpoint_interval_ms", "must be at least 100");
-    Validated.require(transactionTimeoutMs > checkpointIntervalMs && transactionTimeoutMs <= 900_000, path + "transaction_timeout_ms",
+    Validated.require(
+        parallelism >= 1 && parallelism <= 1024, path + "parallelism", "must be 1..1024");
+    Validated.require(
+        checkpointIntervalMs >= 100, path + "checkpoint_interval_ms", "must be at least 100");
+    Validated.require(
+        transactionTimeoutMs > checkpointIntervalMs && transactionTimeoutMs <= 900_000,
+        path + "transaction_timeout_ms",
         "must exceed the checkpoint interval and stay within the broker's transaction.max.timeout.ms (default 900000)");
     Validated.require(flushAfterMs >= 10, path + "flush_after_ms", "must be at least 10");
     Validated.require(stateTtlHours >= 1, path + "state_ttl_hours", "must be at least 1");
-    Validated.require(!transactionalIdPrefix.isBlank(), path + "transactional_id_prefix", "must not be empty");
+    Validated.require(
+        !transactionalIdPrefix.isBlank(), path + "transactional_id_prefix", "must not be empty");
   }
 }

@@ -40,7 +40,11 @@ import org.junit.jupiter.api.io.TempDir;
 class ProcessorJobIT {
   @RegisterExtension
   static final MiniClusterExtension FLINK =
-      new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(2)
+              .build());
 
   @TempDir static Path dir;
   static EmbeddedKafkaBroker broker;
@@ -58,17 +62,43 @@ class ProcessorJobIT {
 
   @Test
   void theRealOomTracebackBecomesAnIncidentAndAnAlertExactlyOnce() throws Exception {
-    List<String> lines = Files.readAllLines(Path.of("../diagnosis/src/test/resources/golden/oom_single.log"));
-    try (var p = new KafkaProducer<byte[], byte[]>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()), new ByteArraySerializer(), new ByteArraySerializer())) {
+    List<String> lines =
+        Files.readAllLines(Path.of("../diagnosis/src/test/resources/golden/oom_single.log"));
+    try (var p =
+        new KafkaProducer<byte[], byte[]>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
       long offset = 0;
       for (String l : lines) {
-        LogRecord r = LogRecord.builder().host("node-9").job("j1").source("/logs/oom.log").offset(offset).eventTime(Instant.now()).text(l).build();
+        LogRecord r =
+            LogRecord.builder()
+                .host("node-9")
+                .job("j1")
+                .source("/logs/oom.log")
+                .offset(offset)
+                .eventTime(Instant.now())
+                .text(l)
+                .build();
         offset += l.length() + 1;
-        p.send(new ProducerRecord<>(Topics.LOGS, r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r))).get();
+        p.send(
+                new ProducerRecord<>(
+                    Topics.LOGS,
+                    r.streamKey().getBytes(StandardCharsets.UTF_8),
+                    WireJson.toBytes(r)))
+            .get();
       }
-      p.send(new ProducerRecord<>(Topics.LOGS, "x".getBytes(StandardCharsets.UTF_8), "{broken".getBytes(StandardCharsets.UTF_8))).get();
+      p.send(
+              new ProducerRecord<>(
+                  Topics.LOGS,
+                  "x".getBytes(StandardCharsets.UTF_8),
+                  "{broken".getBytes(StandardCharsets.UTF_8)))
+          .get();
     }
-    ProcessorSettings s = ProcessorSettings.defaults().withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of())).withTransactionalIdPrefix("it-" + System.nanoTime());
+    ProcessorSettings s =
+        ProcessorSettings.defaults()
+            .withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .withTransactionalIdPrefix("it-" + System.nanoTime());
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, s);
     ProcessorMain.job(s).build(env);
@@ -94,10 +124,19 @@ class ProcessorJobIT {
 
   private static List<byte[]> readCommitted(String topic, int expect) {
     List<byte[]> out = new ArrayList<>();
-    try (var c = new KafkaConsumer<byte[], byte[]>(
-        Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(), ConsumerConfig.GROUP_ID_CONFIG, "it-" + topic,
-            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
-        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (var c =
+        new KafkaConsumer<byte[], byte[]>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "it-" + topic,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed"),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
       c.subscribe(List.of(topic));
       long deadline = System.currentTimeMillis() + 60_000;
       while (out.size() < expect && System.currentTimeMillis() < deadline) {

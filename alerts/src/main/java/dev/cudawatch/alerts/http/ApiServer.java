@@ -27,23 +27,57 @@ public final class ApiServer implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService pool;
 
-  public ApiServer(String host, int port, PrometheusRegistry registry, IncidentStore incidents, AlertStore alerts, Health health) throws IOException {
+  public ApiServer(
+      String host,
+      int port,
+      PrometheusRegistry registry,
+      IncidentStore incidents,
+      AlertStore alerts,
+      Health health)
+      throws IOException {
     server = HttpServer.create(new InetSocketAddress(host, port), 64);
-    pool = Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, "cudawatch-http");
-      t.setDaemon(true);
-      return t;
-    });
+    pool =
+        Executors.newFixedThreadPool(
+            4,
+            r -> {
+              Thread t = new Thread(r, "cudawatch-http");
+              t.setDaemon(true);
+              return t;
+            });
     server.setExecutor(pool);
     server.createContext("/metrics", new MetricsHandler(registry));
     server.createContext("/api/incidents", ex -> safely(ex, () -> incidents(ex, incidents)));
-    server.createContext("/api/alerts", ex -> safely(ex, () -> json(ex, 200, Map.of("alerts", alerts.all()))));
-    server.createContext("/healthz", ex -> safely(ex, () -> {
-      Map<String, Boolean> s = health.status();
-      boolean ok = s.values().stream().allMatch(Boolean::booleanValue);
-      json(ex, ok ? 200 : 503, Map.of("status", ok ? "ok" : "starting", "components", s));
-    }));
-    server.createContext("/", ex -> safely(ex, () -> json(ex, 404, Map.of("error", "not found", "paths", new String[] {"/metrics", "/api/incidents", "/api/alerts", "/healthz"}))));
+    server.createContext(
+        "/api/alerts", ex -> safely(ex, () -> json(ex, 200, Map.of("alerts", alerts.all()))));
+    server.createContext(
+        "/healthz",
+        ex ->
+            safely(
+                ex,
+                () -> {
+                  Map<String, Boolean> s = health.status();
+                  boolean ok = s.values().stream().allMatch(Boolean::booleanValue);
+                  json(
+                      ex,
+                      ok ? 200 : 503,
+                      Map.of("status", ok ? "ok" : "starting", "components", s));
+                }));
+    server.createContext(
+        "/",
+        ex ->
+            safely(
+                ex,
+                () ->
+                    json(
+                        ex,
+                        404,
+                        Map.of(
+                            "error",
+                            "not found",
+                            "paths",
+                            new String[] {
+                              "/metrics", "/api/incidents", "/api/alerts", "/healthz"
+                            }))));
     server.start();
   }
 
@@ -84,7 +118,10 @@ public final class ApiServer implements AutoCloseable {
     if (limit < 1 || limit > MAX_LIMIT || offset < 0) {
       throw new BadRequest("limit must be 1.." + MAX_LIMIT + " and offset at least 0");
     }
-    var page = store.query(new IncidentStore.IncidentQuery(q.get("class"), q.get("host"), q.get("job"), since, offset, limit));
+    var page =
+        store.query(
+            new IncidentStore.IncidentQuery(
+                q.get("class"), q.get("host"), q.get("job"), since, offset, limit));
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("total", page.total());
     body.put("offset", page.offset());
@@ -109,7 +146,9 @@ public final class ApiServer implements AutoCloseable {
     for (String kv : raw.split("&")) {
       int eq = kv.indexOf('=');
       if (eq > 0) {
-        out.put(URLDecoder.decode(kv.substring(0, eq), StandardCharsets.UTF_8), URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
+        out.put(
+            URLDecoder.decode(kv.substring(0, eq), StandardCharsets.UTF_8),
+            URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
       }
     }
     return out;

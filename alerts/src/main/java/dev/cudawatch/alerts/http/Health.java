@@ -14,15 +14,16 @@ public final class Health {
 
   public synchronized Map<String, Boolean> status() {
     Map<String, Boolean> out = new LinkedHashMap<>();
-    checks.forEach((k, v) -> {
-      boolean ok;
-      try {
-        ok = v.getAsBoolean();
-      } catch (RuntimeException e) {
-        ok = false;
-      }
-      out.put(k, ok);
-    });
+    checks.forEach(
+        (k, v) -> {
+          boolean ok;
+          try {
+            ok = v.getAsBoolean();
+          } catch (RuntimeException e) {
+            ok = false;
+          }
+          out.put(k, ok);
+        });
     return out;
   }
 

@@ -42,7 +42,13 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   private volatile boolean assigned;
   private volatile boolean running = true;
 
-  public TopicConsumer(KafkaSettings kafka, String groupId, AlertsMetrics metrics, Consumer<Incident> onIncident, Consumer<Alert> onAlert, Clock clock) {
+  public TopicConsumer(
+      KafkaSettings kafka,
+      String groupId,
+      AlertsMetrics metrics,
+      Consumer<Incident> onIncident,
+      Consumer<Alert> onAlert,
+      Clock clock) {
     Map<String, Object> c = new HashMap<>(kafka.properties());
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     c.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
@@ -100,9 +106,16 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
       }
     } catch (WireFormatException e) {
       metrics.deadLetter("alerts", r.topic());
-      DeadLetter d = DeadLetter.of("alerts", r.topic() + "/" + r.partition() + "@" + r.offset(), e.getMessage(), r.value(), clock.instant());
+      DeadLetter d =
+          DeadLetter.of(
+              "alerts",
+              r.topic() + "/" + r.partition() + "@" + r.offset(),
+              e.getMessage(),
+              r.value(),
+              clock.instant());
       deadLetters.send(new ProducerRecord<>(Topics.DEAD_LETTER, null, WireJson.toBytes(d)));
-      LOG.warn("dead letter from {}/{}@{}: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
+      LOG.warn(
+          "dead letter from {}/{}@{}: {}", r.topic(), r.partition(), r.offset(), e.getMessage());
     }
   }
 

@@ -28,8 +28,12 @@ public final class AlertsMetrics {
   public AlertsMetrics(AlertsSettings s) {
     this.hostLabel = s.hostLabel();
     this.allowedJobs = Set.copyOf(s.allowedJobLabels());
-    capped = Counter.builder().name("cudawatch_metric_series_capped_total")
-        .help("Label combinations folded into 'other' by the cardinality cap").labelNames("metric").register(registry);
+    capped =
+        Counter.builder()
+            .name("cudawatch_metric_series_capped_total")
+            .help("Label combinations folded into 'other' by the cardinality cap")
+            .labelNames("metric")
+            .register(registry);
     List<String> labels = new java.util.ArrayList<>(List.of("class", "severity", "suspect"));
     if (hostLabel) {
       labels.add("host");
@@ -37,22 +41,47 @@ public final class AlertsMetrics {
     if (!allowedJobs.isEmpty()) {
       labels.add("job");
     }
-    incidents = Counter.builder().name("cudawatch_incidents_total")
-        .help("Incidents diagnosed, by taxonomy class").labelNames(labels.toArray(new String[0])).register(registry);
+    incidents =
+        Counter.builder()
+            .name("cudawatch_incidents_total")
+            .help("Incidents diagnosed, by taxonomy class")
+            .labelNames(labels.toArray(new String[0]))
+            .register(registry);
     boolean[] cappable = new boolean[labels.size()];
     for (int i = 3; i < cappable.length; i++) {
       cappable[i] = true;
     }
-    incidentSeries = new SeriesLimiter(s.maxSeriesPerMetric(), cappable, v -> capped.labelValues("cudawatch_incidents_total").inc());
-    deadLetters = Counter.builder().name("cudawatch_dead_letters_total")
-        .help("Records that could not be read, sent to the dead-letter topic").labelNames("stage", "topic").register(registry);
-    consumed = Counter.builder().name("cudawatch_records_consumed_total")
-        .help("Records read from Kafka by the alerts service").labelNames("topic").register(registry);
-    activeAlerts = Gauge.builder().name("cudawatch_alerts_active")
-        .help("Alerts firing now").labelNames("alertname", "severity").register(registry);
-    latency = Histogram.builder().name("cudawatch_incident_latency_seconds").unit(Unit.SECONDS)
-        .help("From the first line of an incident being written to the incident reaching the alerts service")
-        .classicUpperBounds(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300).register(registry);
+    incidentSeries =
+        new SeriesLimiter(
+            s.maxSeriesPerMetric(),
+            cappable,
+            v -> capped.labelValues("cudawatch_incidents_total").inc());
+    deadLetters =
+        Counter.builder()
+            .name("cudawatch_dead_letters_total")
+            .help("Records that could not be read, sent to the dead-letter topic")
+            .labelNames("stage", "topic")
+            .register(registry);
+    consumed =
+        Counter.builder()
+            .name("cudawatch_records_consumed_total")
+            .help("Records read from Kafka by the alerts service")
+            .labelNames("topic")
+            .register(registry);
+    activeAlerts =
+        Gauge.builder()
+            .name("cudawatch_alerts_active")
+            .help("Alerts firing now")
+            .labelNames("alertname", "severity")
+            .register(registry);
+    latency =
+        Histogram.builder()
+            .name("cudawatch_incident_latency_seconds")
+            .unit(Unit.SECONDS)
+            .help(
+                "From the first line of an incident being written to the incident reaching the alerts service")
+            .classicUpperBounds(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
+            .register(registry);
   }
 
   public PrometheusRegistry registry() {
@@ -60,7 +89,8 @@ public final class AlertsMetrics {
   }
 
   public void incident(Incident i, java.time.Instant now) {
-    List<String> v = new java.util.ArrayList<>(List.of(i.incidentClass(), nz(i.severity()), nz(i.suspect())));
+    List<String> v =
+        new java.util.ArrayList<>(List.of(i.incidentClass(), nz(i.severity()), nz(i.suspect())));
     if (hostLabel) {
       v.add(nz(i.host()));
     }

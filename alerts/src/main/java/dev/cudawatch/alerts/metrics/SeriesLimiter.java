@@ -8,8 +8,8 @@ import java.util.function.Consumer;
 
 /**
  * Caps the label combinations of one metric. Past the cap, a new combination has its
- * high-cardinality labels replaced by {@code other}, and the cap is counted, so a flood of hosts
- * or jobs cannot blow up Prometheus.
+ * high-cardinality labels replaced by {@code other}, and the cap is counted, so a flood of hosts or
+ * jobs cannot blow up Prometheus.
  */
 public final class SeriesLimiter {
   public static final String OTHER = "other";

@@ -14,14 +14,15 @@ public final class AlertStore {
 
   public AlertStore(int capacity) {
     this.capacity = capacity;
-    this.byFingerprint = new LinkedHashMap<>(16, 0.75f, false) {
-      private static final long serialVersionUID = 1L;
+    this.byFingerprint =
+        new LinkedHashMap<>(16, 0.75f, false) {
+          private static final long serialVersionUID = 1L;
 
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, Alert> e) {
-        return size() > AlertStore.this.capacity;
-      }
-    };
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, Alert> e) {
+            return size() > AlertStore.this.capacity;
+          }
+        };
   }
 
   /** Records a state change; returns the previous state of the alert, or null when new. */

@@ -62,7 +62,8 @@ public final class IncidentStore {
   public record Page(List<Incident> items, int total, int offset, int limit) {}
 
   /** Filters of GET /api/incidents. */
-  public record IncidentQuery(String incidentClass, String host, String job, Instant since, int offset, int limit) {
+  public record IncidentQuery(
+      String incidentClass, String host, String job, Instant since, int offset, int limit) {
     boolean matches(Incident i) {
       return (incidentClass == null || incidentClass.equals(i.incidentClass()))
           && (host == null || host.equals(i.host()))

@@ -56,16 +56,24 @@ public final class ConfigLoader {
     try {
       config = YAML.treeToValue(tree, type);
     } catch (UnrecognizedPropertyException e) {
-      String key = dotted(e.getPath()) ;
+      String key = dotted(e.getPath());
       String envVar = fromEnv.get(key);
       String known =
-          e.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
+          e.getKnownPropertyIds().stream()
+              .map(Object::toString)
+              .sorted()
+              .collect(Collectors.joining(", "));
       throw new ConfigException(
           (envVar != null ? "environment variable " + envVar : origin)
-              + ": unknown key '" + key + "' (known keys here: " + known + ")");
+              + ": unknown key '"
+              + key
+              + "' (known keys here: "
+              + known
+              + ")");
     } catch (MismatchedInputException e) {
       String key = dotted(e.getPath());
-      throw new ConfigException(origin + ": bad value for '" + key + "': " + firstLine(e.getOriginalMessage()));
+      throw new ConfigException(
+          origin + ": bad value for '" + key + "': " + firstLine(e.getOriginalMessage()));
     } catch (IOException | IllegalArgumentException e) {
       throw new ConfigException(origin + ": " + firstLine(e.getMessage()), e);
     }
@@ -112,7 +120,8 @@ public final class ConfigLoader {
               if (!name.startsWith(envPrefix) || name.length() == envPrefix.length()) {
                 return;
               }
-              String[] path = name.substring(envPrefix.length()).toLowerCase(Locale.ROOT).split("__");
+              String[] path =
+                  name.substring(envPrefix.length()).toLowerCase(Locale.ROOT).split("__");
               ObjectNode node = tree;
               for (int i = 0; i < path.length - 1; i++) {
                 JsonNode child = node.get(path[i]);
@@ -127,7 +136,8 @@ public final class ConfigLoader {
     return applied;
   }
 
-  private static String dotted(java.util.List<com.fasterxml.jackson.databind.JsonMappingException.Reference> path) {
+  private static String dotted(
+      java.util.List<com.fasterxml.jackson.databind.JsonMappingException.Reference> path) {
     StringBuilder sb = new StringBuilder();
     for (var ref : path) {
       if (ref.getFieldName() != null) {

@@ -10,7 +10,8 @@ import java.util.TreeMap;
  * @param bootstrapServers host:port list
  * @param properties extra client properties
  */
-public record KafkaSettings(String bootstrapServers, Map<String, String> properties) implements Validated {
+public record KafkaSettings(String bootstrapServers, Map<String, String> properties)
+    implements Validated {
   public KafkaSettings {
     bootstrapServers = bootstrapServers == null ? "127.0.0.1:9092" : bootstrapServers;
     properties = properties == null ? Map.of() : Map.copyOf(properties);
@@ -28,14 +29,18 @@ public record KafkaSettings(String bootstrapServers, Map<String, String> propert
   public void validate(String path) {
     Validated.require(!bootstrapServers.isBlank(), path + "bootstrap_servers", "must not be empty");
     for (String hp : bootstrapServers.split(",")) {
-      Validated.require(hp.strip().matches("[^\\s:]+:\\d{1,5}"), path + "bootstrap_servers", "'" + hp + "' is not host:port");
+      Validated.require(
+          hp.strip().matches("[^\\s:]+:\\d{1,5}"),
+          path + "bootstrap_servers",
+          "'" + hp + "' is not host:port");
     }
   }
 
   /** Properties safe to log: values of keys that may hold secrets are masked. */
   public Map<String, String> redacted() {
     Map<String, String> out = new TreeMap<>();
-    properties.forEach((k, v) -> out.put(k, k.matches("(?i).*(password|secret|jaas|token|key).*") ? "***" : v));
+    properties.forEach(
+        (k, v) -> out.put(k, k.matches("(?i).*(password|secret|jaas|token|key).*") ? "***" : v));
     return out;
   }
 }

@@ -1,6 +1,5 @@
 package dev.cudawatch.common.gpu;
 
-
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -15,8 +14,10 @@ import java.util.Optional;
  * units in the values or the header) or without one (the agent's {@link GpuMemoryQuery#QUERY}).
  */
 public final class NvidiaSmiCsv {
-  private static final DateTimeFormatter TS = DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss[.SSS]");
-  private static final DateTimeFormatter TS_OUT = DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss.SSS");
+  private static final DateTimeFormatter TS =
+      DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss[.SSS]");
+  private static final DateTimeFormatter TS_OUT =
+      DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss.SSS");
 
   private final int timestamp;
   private final int index;
@@ -89,7 +90,8 @@ public final class NvidiaSmiCsv {
     long time = rows * 1000; // without timestamps, assume one sample a second
     if (timestamp >= 0) {
       try {
-        time = LocalDateTime.parse(v[timestamp].strip(), TS).toInstant(ZoneOffset.UTC).toEpochMilli();
+        time =
+            LocalDateTime.parse(v[timestamp].strip(), TS).toInstant(ZoneOffset.UTC).toEpochMilli();
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }
@@ -102,13 +104,22 @@ public final class NvidiaSmiCsv {
         return Optional.empty();
       }
     }
-    return Optional.of(new MemorySample(time, gpu, pci >= 0 ? kernelPci(v[pci]) : null, u << 20, t << 20));
+    return Optional.of(
+        new MemorySample(time, gpu, pci >= 0 ? kernelPci(v[pci]) : null, u << 20, t << 20));
   }
 
   /** A sample as a row of the agent's headerless format ({@link GpuMemoryQuery#QUERY}). */
   public static String toAgentRow(MemorySample s) {
-    return LocalDateTime.ofInstant(java.time.Instant.ofEpochMilli(s.epochMillis()), ZoneOffset.UTC).format(TS_OUT)
-        + ", " + s.gpu() + ", " + (s.pci() == null ? "" : s.pci()) + ", " + (s.usedBytes() >> 20) + ", " + (s.totalBytes() >> 20);
+    return LocalDateTime.ofInstant(java.time.Instant.ofEpochMilli(s.epochMillis()), ZoneOffset.UTC)
+            .format(TS_OUT)
+        + ", "
+        + s.gpu()
+        + ", "
+        + (s.pci() == null ? "" : s.pci())
+        + ", "
+        + (s.usedBytes() >> 20)
+        + ", "
+        + (s.totalBytes() >> 20);
   }
 
   private static Long mib(String s) {

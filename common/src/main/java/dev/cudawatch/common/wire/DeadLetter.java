@@ -18,8 +18,10 @@ public record DeadLetter(
   /** Dead letters keep at most this many characters of the original payload. */
   public static final int MAX_PAYLOAD_CHARS = 64 * 1024;
 
-  public static DeadLetter of(String stage, String topic, String reason, byte[] payload, Instant t) {
-    String text = payload == null ? "" : new String(payload, java.nio.charset.StandardCharsets.UTF_8);
+  public static DeadLetter of(
+      String stage, String topic, String reason, byte[] payload, Instant t) {
+    String text =
+        payload == null ? "" : new String(payload, java.nio.charset.StandardCharsets.UTF_8);
     if (text.length() > MAX_PAYLOAD_CHARS) {
       text = text.substring(0, MAX_PAYLOAD_CHARS);
     }

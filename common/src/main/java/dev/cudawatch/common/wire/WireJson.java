@@ -84,8 +84,13 @@ public final class WireJson {
     }
     if (v.intValue() < 1 || v.intValue() > VERSION) {
       throw new WireFormatException(
-          "unsupported " + type.getSimpleName() + " version " + v.intValue()
-              + " (this build reads 1.." + VERSION + ")");
+          "unsupported "
+              + type.getSimpleName()
+              + " version "
+              + v.intValue()
+              + " (this build reads 1.."
+              + VERSION
+              + ")");
     }
     try {
       return MAPPER.treeToValue(tree, type);

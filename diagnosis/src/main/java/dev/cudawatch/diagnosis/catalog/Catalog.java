@@ -3,8 +3,8 @@ package dev.cudawatch.diagnosis.catalog;
 import java.util.List;
 
 /**
- * Everything the classifier knows: signatures in priority order, their keyword automaton, and
- * the CUDA error and Xid tables. Immutable and shared by every stream.
+ * Everything the classifier knows: signatures in priority order, their keyword automaton, and the
+ * CUDA error and Xid tables. Immutable and shared by every stream.
  */
 public final class Catalog {
   private final List<Signature> signatures;
@@ -13,7 +13,11 @@ public final class Catalog {
   private final XidTable xids;
   private final java.util.Map<String, Signature> byId = new java.util.HashMap<>();
 
-  Catalog(List<Signature> signatures, KeywordMatcher keywords, CudaErrorTable cudaErrors, XidTable xids) {
+  Catalog(
+      List<Signature> signatures,
+      KeywordMatcher keywords,
+      CudaErrorTable cudaErrors,
+      XidTable xids) {
     this.signatures = List.copyOf(signatures);
     this.keywords = keywords;
     this.cudaErrors = cudaErrors;

@@ -85,7 +85,10 @@ public final class CatalogLoader {
     return loadTexts(texts);
   }
 
-  /** Loads the built-in catalog plus user catalogs given as (name, YAML bytes), e.g. shipped in a job graph. */
+  /**
+   * Loads the built-in catalog plus user catalogs given as (name, YAML bytes), e.g. shipped in a
+   * job graph.
+   */
   public Catalog loadTexts(Map<String, byte[]> extra) {
     Tables tables = readTables();
     CudaErrorTable cudaErrors = new CudaErrorTable(tables.errors());
@@ -112,7 +115,8 @@ public final class CatalogLoader {
   private static InputStream resource(String name) {
     InputStream in = CatalogLoader.class.getResourceAsStream("/cudawatch/" + name);
     if (in == null) {
-      throw new CatalogException("builtin resource /cudawatch/" + name + " is missing from the jar");
+      throw new CatalogException(
+          "builtin resource /cudawatch/" + name + " is missing from the jar");
     }
     return in;
   }
@@ -137,7 +141,8 @@ public final class CatalogLoader {
   }
 
   /** Streams the YAML so each signature keeps the line it starts on, for error messages. */
-  private void readCatalog(InputStream in, String file, List<Located> out, Map<String, String> macros)
+  private void readCatalog(
+      InputStream in, String file, List<Located> out, Map<String, String> macros)
       throws IOException {
     try (JsonParser p = YAML.getFactory().createParser(in)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -149,7 +154,11 @@ public final class CatalogLoader {
         switch (key) {
           case "version" -> {
             if (p.getValueAsInt(-1) != 1) {
-              throw new CatalogException(at(file, p.currentLocation()) + "unsupported catalog version '" + p.getText() + "' (this build reads 1)");
+              throw new CatalogException(
+                  at(file, p.currentLocation())
+                      + "unsupported catalog version '"
+                      + p.getText()
+                      + "' (this build reads 1)");
             }
           }
           case "macros" -> {
@@ -158,7 +167,8 @@ public final class CatalogLoader {
           }
           case "signatures" -> {
             if (t != JsonToken.START_ARRAY) {
-              throw new CatalogException(at(file, p.currentLocation()) + "'signatures' must be a list");
+              throw new CatalogException(
+                  at(file, p.currentLocation()) + "'signatures' must be a list");
             }
             while (p.nextToken() == JsonToken.START_OBJECT) {
               JsonLocation start = p.currentLocation();
@@ -167,20 +177,30 @@ public final class CatalogLoader {
                 out.add(new Located(spec, at(file, start).replaceAll(": $", "")));
               } catch (com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException e) {
                 throw new CatalogException(
-                    at(file, start) + "signature has unknown key '" + e.getPropertyName() + "' (known: "
-                        + e.getKnownPropertyIds() + ")", e);
+                    at(file, start)
+                        + "signature has unknown key '"
+                        + e.getPropertyName()
+                        + "' (known: "
+                        + e.getKnownPropertyIds()
+                        + ")",
+                    e);
               } catch (JsonProcessingException e) {
                 JsonLocation loc = e.getLocation() != null ? e.getLocation() : start;
                 throw new CatalogException(at(file, loc) + e.getOriginalMessage(), e);
               }
             }
           }
-          default -> throw new CatalogException(
-              at(file, p.currentLocation()) + "unknown key '" + key + "' (known: version, macros, signatures)");
+          default ->
+              throw new CatalogException(
+                  at(file, p.currentLocation())
+                      + "unknown key '"
+                      + key
+                      + "' (known: version, macros, signatures)");
         }
       }
     } catch (JsonProcessingException e) {
-      throw new CatalogException(at(file, e.getLocation()) + "not valid YAML: " + e.getOriginalMessage(), e);
+      throw new CatalogException(
+          at(file, e.getLocation()) + "not valid YAML: " + e.getOriginalMessage(), e);
     }
   }
 
@@ -188,7 +208,8 @@ public final class CatalogLoader {
     return loc == null ? file + ": " : file + ":" + loc.getLineNr() + ": ";
   }
 
-  private Catalog compile(List<Located> specs, Map<String, String> macros, CudaErrorTable errors, XidTable xids) {
+  private Catalog compile(
+      List<Located> specs, Map<String, String> macros, CudaErrorTable errors, XidTable xids) {
     List<Signature> signatures = new ArrayList<>();
     List<Map.Entry<String, Integer>> keywords = new ArrayList<>();
     Set<String> ids = new HashSet<>();
@@ -204,20 +225,26 @@ public final class CatalogLoader {
       }
       Role role = parseRole(s.role(), where);
       String cls = s.incidentClass();
-      if (cls != null && !CLASSES.contains(cls) && !cls.equals(Signature.FROM_CUDA_ERROR) && !cls.equals(Signature.FROM_ROOT)) {
+      if (cls != null
+          && !CLASSES.contains(cls)
+          && !cls.equals(Signature.FROM_CUDA_ERROR)
+          && !cls.equals(Signature.FROM_ROOT)) {
         throw new CatalogException(where + "unknown class '" + cls + "' (see TAXONOMY.md)");
       }
       if (cls == null && role != Role.ATTACH) {
         throw new CatalogException(where + "needs a class (only role: attach may omit it)");
       }
       if (s.severity() != null && !SEVERITIES.contains(s.severity())) {
-        throw new CatalogException(where + "unknown severity '" + s.severity() + "' (use " + SEVERITIES + ")");
+        throw new CatalogException(
+            where + "unknown severity '" + s.severity() + "' (use " + SEVERITIES + ")");
       }
       if (s.suspect() != null && !SUSPECTS.contains(s.suspect())) {
-        throw new CatalogException(where + "unknown suspect '" + s.suspect() + "' (use " + SUSPECTS + ")");
+        throw new CatalogException(
+            where + "unknown suspect '" + s.suspect() + "' (use " + SUSPECTS + ")");
       }
       if (s.keywords().isEmpty()) {
-        throw new CatalogException(where + "needs at least one keyword: the literal prefilter keeps classification fast");
+        throw new CatalogException(
+            where + "needs at least one keyword: the literal prefilter keeps classification fast");
       }
       List<String> kws = new ArrayList<>();
       List<String> matchSrc = new ArrayList<>(s.match());
@@ -264,11 +291,16 @@ public final class CatalogLoader {
     try {
       return Role.valueOf(role.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      throw new CatalogException(where + "unknown role '" + role + "' (use root, attach, event, consequence, consequence_or_root)");
+      throw new CatalogException(
+          where
+              + "unknown role '"
+              + role
+              + "' (use root, attach, event, consequence, consequence_or_root)");
     }
   }
 
-  private static List<Pattern> compileAll(List<String> sources, Map<String, String> macros, String where) {
+  private static List<Pattern> compileAll(
+      List<String> sources, Map<String, String> macros, String where) {
     List<Pattern> out = new ArrayList<>();
     for (String src : sources) {
       String expanded = src;

@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A compiled signature: RE2/J patterns (linear time, so a user's pattern cannot hang the
- * pipeline) and what an incident of it says.
+ * A compiled signature: RE2/J patterns (linear time, so a user's pattern cannot hang the pipeline)
+ * and what an incident of it says.
  */
 public final class Signature {
   /** Class placeholder: resolve the class from the CUDA error named in the fields. */
@@ -25,7 +25,12 @@ public final class Signature {
   private final List<Pattern> exclude;
   private final Set<String> attachTo;
 
-  Signature(SignatureSpec spec, Role role, List<Pattern> match, List<Pattern> extract, List<Pattern> exclude) {
+  Signature(
+      SignatureSpec spec,
+      Role role,
+      List<Pattern> match,
+      List<Pattern> extract,
+      List<Pattern> exclude) {
     this.spec = spec;
     this.role = role;
     this.match = List.copyOf(match);

@@ -11,7 +11,8 @@ public final class XidTable {
   private final Map<Integer, Xid> byCode;
 
   public XidTable(List<Xid> xids) {
-    this.byCode = xids.stream().collect(Collectors.toUnmodifiableMap(Xid::xid, Function.identity()));
+    this.byCode =
+        xids.stream().collect(Collectors.toUnmodifiableMap(Xid::xid, Function.identity()));
   }
 
   public Optional<Xid> get(int xid) {

@@ -29,18 +29,30 @@ import picocli.CommandLine.Parameters;
       "An nvidia-smi --query-gpu CSV with memory.used and memory.total is checked for memory leaks."
     },
     exitCodeListHeading = "%nExit status:%n",
-    exitCodeList = {"0:every file was read", "2:a file could not be read, or the catalog is invalid"})
+    exitCodeList = {
+      "0:every file was read",
+      "2:a file could not be read, or the catalog is invalid"
+    })
 public final class ClassifyCommand implements Callable<Integer> {
-  @Parameters(paramLabel = "FILE", arity = "1..*", description = "log files to diagnose; '-' reads stdin")
+  @Parameters(
+      paramLabel = "FILE",
+      arity = "1..*",
+      description = "log files to diagnose; '-' reads stdin")
   List<String> files = new ArrayList<>();
 
   @Option(names = "--json", description = "one JSON object per incident per line")
   boolean json;
 
-  @Option(names = "--catalog", paramLabel = "FILE", description = "extra signature catalog (YAML); may be repeated")
+  @Option(
+      names = "--catalog",
+      paramLabel = "FILE",
+      description = "extra signature catalog (YAML); may be repeated")
   List<Path> catalogs = new ArrayList<>();
 
-  @Option(names = "--color", negatable = true, description = "colour the report (default: when stdout is a terminal)")
+  @Option(
+      names = "--color",
+      negatable = true,
+      description = "colour the report (default: when stdout is a terminal)")
   Boolean color;
 
   private final PrintStream out;
@@ -58,7 +70,11 @@ public final class ClassifyCommand implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
-    PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+    PrintStream out =
+        new PrintStream(
+            new java.io.FileOutputStream(java.io.FileDescriptor.out),
+            false,
+            StandardCharsets.UTF_8);
     int code = new CommandLine(new ClassifyCommand(out, System.err, System.in)).execute(args);
     out.flush();
     System.exit(code);

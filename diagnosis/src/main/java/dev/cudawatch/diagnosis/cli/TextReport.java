@@ -22,17 +22,36 @@ final class TextReport implements Report {
   public void file(String file, List<Incident> list) {
     files++;
     incidents += list.size();
-    out.println(style("1", file) + ": " + (list.isEmpty() ? "no incidents" : list.size() + (list.size() == 1 ? " incident" : " incidents")));
+    out.println(
+        style("1", file)
+            + ": "
+            + (list.isEmpty()
+                ? "no incidents"
+                : list.size() + (list.size() == 1 ? " incident" : " incidents")));
     for (Incident i : list) {
       out.println();
       String tag = i.root() ? style("1;31", "ROOT CAUSE") : style("2", "consequence");
-      out.println("  " + tag + "  " + style("1", i.incidentClass()) + "  line " + i.line()
-          + (i.count() > 1 ? "  ×" + i.count() : "") + "  [" + i.severity() + ", suspect: " + i.suspect() + "]");
+      out.println(
+          "  "
+              + tag
+              + "  "
+              + style("1", i.incidentClass())
+              + "  line "
+              + i.line()
+              + (i.count() > 1 ? "  ×" + i.count() : "")
+              + "  ["
+              + i.severity()
+              + ", suspect: "
+              + i.suspect()
+              + "]");
       out.println("  " + i.summary());
       if (!i.fields().isEmpty()) {
         StringBuilder sb = new StringBuilder();
         for (Map.Entry<String, Object> e : i.fields().entrySet()) {
-          sb.append(sb.length() == 0 ? "" : ", ").append(e.getKey()).append('=').append(show(e.getKey(), e.getValue()));
+          sb.append(sb.length() == 0 ? "" : ", ")
+              .append(e.getKey())
+              .append('=')
+              .append(show(e.getKey(), e.getValue()));
         }
         out.println("  " + style("2", sb.toString()));
       }
@@ -57,7 +76,9 @@ final class TextReport implements Report {
   }
 
   private static String show(String key, Object v) {
-    return key.endsWith("_bytes") && v instanceof Long b ? FieldValues.humanBytes(b) : String.valueOf(v);
+    return key.endsWith("_bytes") && v instanceof Long b
+        ? FieldValues.humanBytes(b)
+        : String.valueOf(v);
   }
 
   private void wrap(String indent, String text) {

@@ -10,7 +10,11 @@ package dev.cudawatch.diagnosis.engine;
  * @param frameWindowLines a traceback's user frame belongs to an incident this close to it
  */
 public record ClassifierSettings(
-    int settleLines, int mergeWindowLines, int attachWindowLines, int episodeGapLines, int frameWindowLines)
+    int settleLines,
+    int mergeWindowLines,
+    int attachWindowLines,
+    int episodeGapLines,
+    int frameWindowLines)
     implements java.io.Serializable {
 
   public static ClassifierSettings defaults() {

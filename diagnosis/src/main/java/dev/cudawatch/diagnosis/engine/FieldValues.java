@@ -7,8 +7,19 @@ import java.util.Set;
 public final class FieldValues {
   private static final Set<String> INTEGER_FIELDS =
       Set.of(
-          "gpu", "rank", "local_rank", "xid", "pid", "seq_num", "cuda_error_code", "kernel_line",
-          "sanitizer_errors", "driver_version", "required", "hardware_limit", "anon_rss_kb");
+          "gpu",
+          "rank",
+          "local_rank",
+          "xid",
+          "pid",
+          "seq_num",
+          "cuda_error_code",
+          "kernel_line",
+          "sanitizer_errors",
+          "driver_version",
+          "required",
+          "hardware_limit",
+          "anon_rss_kb");
 
   private FieldValues() {}
 

@@ -1,9 +1,9 @@
 package dev.cudawatch.diagnosis.engine;
 
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.trend.MemoryTrendDetector;
-import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.diagnosis.trend.TrendIncidents;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.io.IOException;
@@ -31,7 +31,8 @@ public final class OfflineClassifier {
     this(catalog, ClassifierSettings.defaults(), TrendSettings.defaults(), clock);
   }
 
-  public OfflineClassifier(Catalog catalog, ClassifierSettings settings, TrendSettings trendSettings, Clock clock) {
+  public OfflineClassifier(
+      Catalog catalog, ClassifierSettings settings, TrendSettings trendSettings, Clock clock) {
     this.catalog = catalog;
     this.advisor = new Advisor(catalog.xids());
     this.settings = settings;
@@ -45,7 +46,8 @@ public final class OfflineClassifier {
    * @param progress told the characters read so far, now and then
    * @return the incidents in the order of their first line
    */
-  public List<Incident> classify(InputStream in, String source, LongConsumer progress) throws IOException {
+  public List<Incident> classify(InputStream in, String source, LongConsumer progress)
+      throws IOException {
     List<Incident> out = new ArrayList<>();
     try (LineReader reader = new LineReader(in, LineNormalizer.MAX_LINE_CHARS)) {
       String first = reader.next();
@@ -58,7 +60,9 @@ public final class OfflineClassifier {
           return trends(reader, csv.get(), source);
         }
       }
-      StreamClassifier sc = new StreamClassifier(catalog, advisor, new StreamContext(null, null, source), settings, new StreamState());
+      StreamClassifier sc =
+          new StreamClassifier(
+              catalog, advisor, new StreamContext(null, null, source), settings, new StreamState());
       long n = 0;
       for (String line = first; line != null; line = reader.next()) {
         out.addAll(sc.accept(line, null, clock.instant()));
@@ -72,7 +76,8 @@ public final class OfflineClassifier {
     return out;
   }
 
-  private List<Incident> trends(LineReader reader, NvidiaSmiCsv csv, String source) throws IOException {
+  private List<Incident> trends(LineReader reader, NvidiaSmiCsv csv, String source)
+      throws IOException {
     Map<Integer, MemoryTrendDetector> detectors = new HashMap<>();
     Set<Integer> reported = new HashSet<>();
     List<Incident> out = new ArrayList<>();
@@ -83,7 +88,10 @@ public final class OfflineClassifier {
       if (sample.isEmpty() || reported.contains(sample.get().gpu())) {
         continue;
       }
-      var trend = detectors.computeIfAbsent(sample.get().gpu(), g -> new MemoryTrendDetector(trendSettings)).add(sample.get());
+      var trend =
+          detectors
+              .computeIfAbsent(sample.get().gpu(), g -> new MemoryTrendDetector(trendSettings))
+              .add(sample.get());
       if (trend.isPresent()) {
         reported.add(sample.get().gpu());
         out.add(TrendIncidents.of(trend.get(), advisor, null, source, line, clock.instant()));

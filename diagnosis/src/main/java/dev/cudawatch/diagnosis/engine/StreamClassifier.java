@@ -22,14 +22,15 @@ import java.util.function.Predicate;
 /**
  * Classifies the lines of one stream, in order, into incidents.
  *
- * <p>Lines of one failure are grouped: a multi-line traceback, a burst of identical device
- * asserts, the hint lines after an error. In a stream the first failure is the root; failures that
- * follow it within an episode are consequences ({@code root: false}) pointing at it. An incident
- * is emitted once it settles (no line added to it for a while) or on {@link #flush}.
+ * <p>Lines of one failure are grouped: a multi-line traceback, a burst of identical device asserts,
+ * the hint lines after an error. In a stream the first failure is the root; failures that follow it
+ * within an episode are consequences ({@code root: false}) pointing at it. An incident is emitted
+ * once it settles (no line added to it for a while) or on {@link #flush}.
  */
 public final class StreamClassifier {
   private static final Pattern EXCEPTION_TYPE =
-      Pattern.compile("^\\s*((?:[A-Za-z_]\\w*\\.)*[A-Za-z_]\\w*(?:Error|Exception|Failure))(?::|$)");
+      Pattern.compile(
+          "^\\s*((?:[A-Za-z_]\\w*\\.)*[A-Za-z_]\\w*(?:Error|Exception|Failure))(?::|$)");
 
   private final Catalog catalog;
   private final Advisor advisor;
@@ -38,7 +39,12 @@ public final class StreamClassifier {
   private final StreamState st;
   private final long[] mask;
 
-  public StreamClassifier(Catalog catalog, Advisor advisor, StreamContext context, ClassifierSettings settings, StreamState state) {
+  public StreamClassifier(
+      Catalog catalog,
+      Advisor advisor,
+      StreamContext context,
+      ClassifierSettings settings,
+      StreamState state) {
     this.catalog = catalog;
     this.advisor = advisor;
     this.settings = settings;
@@ -47,7 +53,10 @@ public final class StreamClassifier {
     if (context != null) {
       state.context = context;
     }
-    this.context = context != null ? context : state.context != null ? state.context : new StreamContext(null, null, null);
+    this.context =
+        context != null
+            ? context
+            : state.context != null ? state.context : new StreamContext(null, null, null);
     this.mask = new long[catalog.keywords().maskWords()];
   }
 
@@ -58,7 +67,10 @@ public final class StreamClassifier {
   /** Takes the next line of the stream; returns the incidents that settled. */
   public List<Incident> accept(String raw, LineMeta meta, Instant now) {
     long n = ++st.lineNo;
-    List<Incident> out = st.open.isEmpty() ? List.of() : closeWhere(c -> n - c.lastLine > settings.settleLines(), now);
+    List<Incident> out =
+        st.open.isEmpty()
+            ? List.of()
+            : closeWhere(c -> n - c.lastLine > settings.settleLines(), now);
     NormalizedLine nl = LineNormalizer.normalize(raw);
     String text = nl.text();
     trackTraceback(text, n);
@@ -98,7 +110,13 @@ public final class StreamClassifier {
 
   // ------------------------------------------------------------------ matching
 
-  private boolean handle(Signature sig, Map<String, String> rawFields, String text, Integer prefixRank, LineMeta meta, long n) {
+  private boolean handle(
+      Signature sig,
+      Map<String, String> rawFields,
+      String text,
+      Integer prefixRank,
+      LineMeta meta,
+      long n) {
     Map<String, Object> fields = typed(rawFields);
     Optional<CudaError> cudaError = resolveCudaError(fields);
     if (prefixRank != null) {
@@ -117,7 +135,10 @@ public final class StreamClassifier {
 
     if (sig.role() == Role.ATTACH) {
       OpenIncident target =
-          latestOpen(c -> (sig.attachTo().isEmpty() || sig.attachTo().contains(c.incidentClass)) && n - c.lastLine <= settings.attachWindowLines());
+          latestOpen(
+              c ->
+                  (sig.attachTo().isEmpty() || sig.attachTo().contains(c.incidentClass))
+                      && n - c.lastLine <= settings.attachWindowLines());
       if (target != null) {
         fields.remove("rank");
         fields.remove("exception_type");
@@ -146,11 +167,12 @@ public final class StreamClassifier {
     final String klass = cls;
     OpenIncident same =
         latestOpen(
-            c -> c.incidentClass.equals(klass)
-                && n - c.lastLine <= settings.mergeWindowLines()
-                && mergeable(c, sig, fields)
-                // a launcher's summary stays its own consequence, never part of the root
-                && (sig.role() != Role.CONSEQUENCE || sig.id().equals(c.signatureId)));
+            c ->
+                c.incidentClass.equals(klass)
+                    && n - c.lastLine <= settings.mergeWindowLines()
+                    && mergeable(c, sig, fields)
+                    // a launcher's summary stays its own consequence, never part of the root
+                    && (sig.role() != Role.CONSEQUENCE || sig.id().equals(c.signatureId)));
     if (same != null) {
       same.fill(fields);
       if (sig.id().equals(same.signatureId)) {
@@ -170,12 +192,17 @@ public final class StreamClassifier {
     inc.signatureId = sig.id();
     inc.firstLine = n;
     inc.lastLine = n;
-    inc.firstRecordId = meta != null && meta.recordId() != null ? meta.recordId() : context.source() + "@" + n;
+    inc.firstRecordId =
+        meta != null && meta.recordId() != null ? meta.recordId() : context.source() + "@" + n;
     inc.eventTime = meta != null ? meta.eventTime() : null;
     inc.id = incidentId(inc.firstRecordId, cls);
     inc.fields.putAll(fields);
     inc.framework = sig.framework() != null ? sig.framework() : detectFramework(text);
-    cudaError.ifPresent(e -> { if (e.suspect() != null) inc.fields.putIfAbsent("_suspect", e.suspect()); if (e.severity() != null) inc.fields.putIfAbsent("_severity", e.severity()); });
+    cudaError.ifPresent(
+        e -> {
+          if (e.suspect() != null) inc.fields.putIfAbsent("_suspect", e.suspect());
+          if (e.severity() != null) inc.fields.putIfAbsent("_severity", e.severity());
+        });
     inc.addExcerpt(text);
     addUserFrame(inc);
     if (sig.role() == Role.EVENT) {
@@ -349,9 +376,13 @@ public final class StreamClassifier {
       return "driver";
     }
     if (EXCEPTION_TYPE.matcher(text).find()) {
-      return "pytorch"; // a Python exception about CUDA with no other framework named: PyTorch's wording
+      return "pytorch"; // a Python exception about CUDA with no other framework named: PyTorch's
+      // wording
     }
-    if (text.contains("CUDA error") || text.contains("cudaError") || text.contains("CUDA_ERROR_") || text.contains("GPUassert")) {
+    if (text.contains("CUDA error")
+        || text.contains("cudaError")
+        || text.contains("CUDA_ERROR_")
+        || text.contains("GPUassert")) {
       return "cuda";
     }
     return null;
@@ -411,14 +442,22 @@ public final class StreamClassifier {
     severity = severity != null ? severity : ClassDefaults.severity(c.incidentClass);
     Advice advice = advisor.advise(c.incidentClass, fields);
     String template = sig != null ? sig.summary() : null;
-    String summary = template != null ? SummaryTemplate.render(template, fields) : ClassDefaults.title(c.incidentClass);
-    String explanation = sig != null && sig.explanation() != null ? sig.explanation() : advice.explanation();
+    String summary =
+        template != null
+            ? SummaryTemplate.render(template, fields)
+            : ClassDefaults.title(c.incidentClass);
+    String explanation =
+        sig != null && sig.explanation() != null ? sig.explanation() : advice.explanation();
     LinkedHashSet<String> steps = new LinkedHashSet<>(advice.nextSteps());
     if (sig != null) {
       steps.addAll(sig.nextSteps());
     }
     if (!c.root) {
-      explanation = "A consequence of an earlier failure in this stream (" + c.rootId + "): fix that one first. " + explanation;
+      explanation =
+          "A consequence of an earlier failure in this stream ("
+              + c.rootId
+              + "): fix that one first. "
+              + explanation;
     }
     return new Incident(
         WireJson.VERSION,

@@ -7,4 +7,5 @@ package dev.cudawatch.diagnosis.engine;
  * @param job job id, or null
  * @param source path or name of the stream, also the {@code file} of {@code classify --json}
  */
-public record StreamContext(String host, String job, String source) implements java.io.Serializable {}
+public record StreamContext(String host, String job, String source)
+    implements java.io.Serializable {}

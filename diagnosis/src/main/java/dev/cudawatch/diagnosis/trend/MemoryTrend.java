@@ -9,4 +9,5 @@ import dev.cudawatch.common.gpu.MemorySample;
  * @param predictedSecondsToFull at that slope, from the last sample
  * @param at the sample the prediction was made at
  */
-public record MemoryTrend(double growthBytesPerSecond, double predictedSecondsToFull, MemorySample at) {}
+public record MemoryTrend(
+    double growthBytesPerSecond, double predictedSecondsToFull, MemorySample at) {}

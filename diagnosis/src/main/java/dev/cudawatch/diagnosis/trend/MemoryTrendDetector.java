@@ -7,9 +7,9 @@ import java.util.Arrays;
 import java.util.Optional;
 
 /**
- * Detects steady GPU memory growth toward the card's capacity for one GPU, before the OOM. Uses
- * the Theil–Sen estimator (median of pairwise slopes), which ignores the spikes and drops of a
- * training step. State is bounded by {@link TrendSettings#windowSamples()}.
+ * Detects steady GPU memory growth toward the card's capacity for one GPU, before the OOM. Uses the
+ * Theil–Sen estimator (median of pairwise slopes), which ignores the spikes and drops of a training
+ * step. State is bounded by {@link TrendSettings#windowSamples()}.
  */
 public final class MemoryTrendDetector implements Serializable {
   private static final long serialVersionUID = 1L;

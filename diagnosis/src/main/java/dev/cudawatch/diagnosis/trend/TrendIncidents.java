@@ -1,7 +1,5 @@
 package dev.cudawatch.diagnosis.trend;
 
-import dev.cudawatch.common.gpu.MemorySample;
-
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.engine.Advice;
@@ -16,7 +14,8 @@ import java.util.Map;
 public final class TrendIncidents {
   private TrendIncidents() {}
 
-  public static Incident of(MemoryTrend t, Advisor advisor, String host, String source, long line, Instant now) {
+  public static Incident of(
+      MemoryTrend t, Advisor advisor, String host, String source, long line, Instant now) {
     Map<String, Object> f = new LinkedHashMap<>();
     f.put("gpu", (long) t.at().gpu());
     if (t.at().pci() != null) {
@@ -31,12 +30,40 @@ public final class TrendIncidents {
     }
     Advice a = advisor.advise("memory_leak", f);
     String summary =
-        "GPU " + t.at().gpu() + " memory grows " + FieldValues.humanBytes(Math.round(t.growthBytesPerSecond()))
-            + "/s: full in about " + Math.round(t.predictedSecondsToFull()) + " s";
-    String id = String.format("%016x", (host + "|" + source + "|" + t.at().gpu() + "|" + t.at().epochMillis()).hashCode() & 0xffffffffL);
+        "GPU "
+            + t.at().gpu()
+            + " memory grows "
+            + FieldValues.humanBytes(Math.round(t.growthBytesPerSecond()))
+            + "/s: full in about "
+            + Math.round(t.predictedSecondsToFull())
+            + " s";
+    String id =
+        String.format(
+            "%016x",
+            (host + "|" + source + "|" + t.at().gpu() + "|" + t.at().epochMillis()).hashCode()
+                & 0xffffffffL);
     return new Incident(
-        WireJson.VERSION, id, "memory_leak", true, null, 1, "warning", "application", "memory_trend", f, summary,
-        a.explanation(), a.nextSteps(), host, null, source, line, source + "@" + line,
-        Instant.ofEpochMilli(t.at().epochMillis()), now, List.of(), null);
+        WireJson.VERSION,
+        id,
+        "memory_leak",
+        true,
+        null,
+        1,
+        "warning",
+        "application",
+        "memory_trend",
+        f,
+        summary,
+        a.explanation(),
+        a.nextSteps(),
+        host,
+        null,
+        source,
+        line,
+        source + "@" + line,
+        Instant.ofEpochMilli(t.at().epochMillis()),
+        now,
+        List.of(),
+        null);
   }
 }

@@ -16,7 +16,8 @@ public record TrendSettings(
     double minSpanSeconds,
     double minGrowthBytesPerSecond,
     double minRisingFraction,
-    double warnBelowSeconds) implements java.io.Serializable {
+    double warnBelowSeconds)
+    implements java.io.Serializable {
 
   public static TrendSettings defaults() {
     return new TrendSettings(60, 20, 15, 1 << 20, 0.8, 600);

@@ -24,7 +24,8 @@ class CatalogLoaderTest {
   @Test
   void aBadPatternNamesFileLineAndReason() throws Exception {
     CatalogException e =
-        loadFails("version: 1\nsignatures:\n  - id: ok\n    class: cuda_error\n    keywords: [x]\n    match: ['x']\n  - id: broken\n    class: cuda_error\n    keywords: [y]\n    match: ['(unclosed']\n");
+        loadFails(
+            "version: 1\nsignatures:\n  - id: ok\n    class: cuda_error\n    keywords: [x]\n    match: ['x']\n  - id: broken\n    class: cuda_error\n    keywords: [y]\n    match: ['(unclosed']\n");
     assertTrue(e.getMessage().contains("site.yaml:7"), e.getMessage());
     assertTrue(e.getMessage().contains("broken"), e.getMessage());
     assertTrue(e.getMessage().contains("bad pattern"), e.getMessage());
@@ -32,27 +33,34 @@ class CatalogLoaderTest {
 
   @Test
   void anUnknownKeyIsAnError() throws Exception {
-    CatalogException e = loadFails("signatures:\n  - id: a\n    class: cuda_error\n    keywords: [x]\n    match: ['x']\n    colour: red\n");
+    CatalogException e =
+        loadFails(
+            "signatures:\n  - id: a\n    class: cuda_error\n    keywords: [x]\n    match: ['x']\n    colour: red\n");
     assertTrue(e.getMessage().contains("site.yaml:2"), e.getMessage());
     assertTrue(e.getMessage().contains("unknown key 'colour'"), e.getMessage());
   }
 
   @Test
   void anUnknownClassIsAnError() throws Exception {
-    CatalogException e = loadFails("signatures:\n  - id: a\n    class: gpu_on_fire\n    keywords: [x]\n    match: ['x']\n");
+    CatalogException e =
+        loadFails(
+            "signatures:\n  - id: a\n    class: gpu_on_fire\n    keywords: [x]\n    match: ['x']\n");
     assertTrue(e.getMessage().contains("unknown class 'gpu_on_fire'"), e.getMessage());
   }
 
   @Test
   void aSignatureWithoutKeywordsIsAnError() throws Exception {
-    CatalogException e = loadFails("signatures:\n  - id: a\n    class: cuda_error\n    match: ['x']\n");
+    CatalogException e =
+        loadFails("signatures:\n  - id: a\n    class: cuda_error\n    match: ['x']\n");
     assertTrue(e.getMessage().contains("keyword"), e.getMessage());
   }
 
   @Test
   void aUserSignatureTakesPriority() throws Exception {
     Path f = dir.resolve("site.yaml");
-    Files.writeString(f, "signatures:\n  - id: site_oom\n    class: host_oom\n    keywords: [slurmstepd]\n    match: ['slurmstepd: error: Detected \\d+ oom[-_]kill event']\n");
+    Files.writeString(
+        f,
+        "signatures:\n  - id: site_oom\n    class: host_oom\n    keywords: [slurmstepd]\n    match: ['slurmstepd: error: Detected \\d+ oom[-_]kill event']\n");
     Catalog c = Catalog.load(List.of(f));
     assertEquals("site_oom", c.signatures().get(0).id());
   }
@@ -75,14 +83,25 @@ class CatalogLoaderTest {
     }
     assertTrue(codes.size() > 100, "the whole cudaError_t enum");
     assertEquals("illegal_memory_access", c.cudaErrors().byCode(700).orElseThrow().incidentClass());
-    assertEquals("cuda_oom", c.cudaErrors().byName("CUDA_ERROR_OUT_OF_MEMORY").orElseThrow().incidentClass());
-    assertEquals("no_kernel_image", c.cudaErrors().byText("no kernel image is available for execution on the device").orElseThrow().incidentClass());
+    assertEquals(
+        "cuda_oom",
+        c.cudaErrors().byName("CUDA_ERROR_OUT_OF_MEMORY").orElseThrow().incidentClass());
+    assertEquals(
+        "no_kernel_image",
+        c.cudaErrors()
+            .byText("no kernel image is available for execution on the device")
+            .orElseThrow()
+            .incidentClass());
   }
 
   @Test
   void theXidCatalogCoversTheCodesOpsSee() {
     Catalog c = Catalog.builtIn();
-    for (int x : new int[] {13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 109, 119, 120, 121, 154}) {
+    for (int x :
+        new int[] {
+          13, 31, 32, 43, 45, 48, 61, 62, 63, 64, 68, 69, 74, 79, 92, 94, 95, 109, 119, 120, 121,
+          154
+        }) {
       assertTrue(c.xids().get(x).isPresent(), "Xid " + x);
     }
     assertEquals("hardware", c.xids().get(79).orElseThrow().suspect());

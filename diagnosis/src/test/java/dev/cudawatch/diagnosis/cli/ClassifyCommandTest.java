@@ -23,21 +23,29 @@ class ClassifyCommandTest {
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
   private int run(byte[] stdin, String... args) {
-    var cmd = new ClassifyCommand(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8), new ByteArrayInputStream(stdin));
+    var cmd =
+        new ClassifyCommand(
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8),
+            new ByteArrayInputStream(stdin));
     return new CommandLine(cmd).execute(args);
   }
 
   @Test
   void jsonHasTheContractFieldsInOrder() throws Exception {
     Path f = dir.resolve("job.log");
-    Files.writeString(f, "hello\nRuntimeError: CUDA error: an illegal memory access was encountered\n");
+    Files.writeString(
+        f, "hello\nRuntimeError: CUDA error: an illegal memory access was encountered\n");
     assertEquals(0, run(new byte[0], "--json", f.toString()));
     JsonNode n = WireJson.mapper().readTree(out.toString(StandardCharsets.UTF_8).strip());
     assertEquals(f.toString(), n.get("file").asText());
     assertEquals(2, n.get("line").asInt());
     assertEquals("illegal_memory_access", n.get("class").asText());
     assertTrue(n.get("root").asBoolean());
-    for (String k : new String[] {"count", "severity", "suspect", "fields", "summary", "explanation", "next_steps"}) {
+    for (String k :
+        new String[] {
+          "count", "severity", "suspect", "fields", "summary", "explanation", "next_steps"
+        }) {
       assertTrue(n.has(k), k);
     }
   }
@@ -54,7 +62,13 @@ class ClassifyCommandTest {
 
   @Test
   void readsStdin() {
-    assertEquals(0, run("NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n".getBytes(StandardCharsets.UTF_8), "--json", "-"));
+    assertEquals(
+        0,
+        run(
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.\n"
+                .getBytes(StandardCharsets.UTF_8),
+            "--json",
+            "-"));
     assertTrue(out.toString(StandardCharsets.UTF_8).contains("\"xid\":79"));
   }
 
@@ -65,7 +79,9 @@ class ClassifyCommandTest {
     new Random(7).nextBytes(junk);
     try (OutputStream o = Files.newOutputStream(f)) {
       o.write(junk);
-      o.write("\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n".getBytes(StandardCharsets.UTF_8));
+      o.write(
+          "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+              .getBytes(StandardCharsets.UTF_8));
       o.write(("y".repeat(10 << 20) + "\n").getBytes(StandardCharsets.US_ASCII));
     }
     assertEquals(0, run(new byte[0], "--json", f.toString()));
@@ -75,9 +91,12 @@ class ClassifyCommandTest {
   @Test
   void aBadCatalogIsReportedWithItsLine() throws Exception {
     Path cat = dir.resolve("bad.yaml");
-    Files.writeString(cat, "signatures:\n  - id: x\n    class: nope\n    keywords: [a]\n    match: ['a']\n");
+    Files.writeString(
+        cat, "signatures:\n  - id: x\n    class: nope\n    keywords: [a]\n    match: ['a']\n");
     assertEquals(2, run(new byte[0], "--catalog", cat.toString(), "-"));
-    assertTrue(err.toString(StandardCharsets.UTF_8).contains("bad.yaml:2"), err.toString(StandardCharsets.UTF_8));
+    assertTrue(
+        err.toString(StandardCharsets.UTF_8).contains("bad.yaml:2"),
+        err.toString(StandardCharsets.UTF_8));
   }
 
   @Test

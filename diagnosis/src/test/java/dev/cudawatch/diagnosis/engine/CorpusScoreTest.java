@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 class CorpusScoreTest {
   private static final Path LABELS =
       Path.of(System.getProperty("corpus.labels", "src/test/resources/corpus-labels/labels.jsonl"));
-  private static final Path DIR = Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
+  private static final Path DIR =
+      Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
 
   @Test
   void everyLabelledFileGivesItsRootCauseAndFields() throws Exception {
@@ -37,15 +38,22 @@ class CorpusScoreTest {
         continue;
       }
       assertFalse(roots.isEmpty(), file + ": no root incident");
-      assertEquals(expect.get(0).get("class").asText(), roots.get(0).incidentClass(), file + ": first root");
+      assertEquals(
+          expect.get(0).get("class").asText(), roots.get(0).incidentClass(), file + ": first root");
       for (JsonNode e : expect) {
         Incident match =
             roots.stream()
                 .filter(r -> r.incidentClass().equals(e.get("class").asText()))
-                .filter(r -> !e.get("fields").has("xid") || e.get("fields").get("xid").asLong() == ((Number) r.fields().get("xid")).longValue())
+                .filter(
+                    r ->
+                        !e.get("fields").has("xid")
+                            || e.get("fields").get("xid").asLong()
+                                == ((Number) r.fields().get("xid")).longValue())
                 .findFirst()
                 .orElseThrow(() -> new AssertionError(file + ": no root of " + e));
-        e.get("fields").fields().forEachRemaining(f -> assertClose(file, f.getKey(), f.getValue(), match.fields()));
+        e.get("fields")
+            .fields()
+            .forEachRemaining(f -> assertClose(file, f.getKey(), f.getValue(), match.fields()));
       }
     }
   }

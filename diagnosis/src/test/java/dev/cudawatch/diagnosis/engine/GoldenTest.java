@@ -25,22 +25,28 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * Golden tests, as in mtail: every {@code golden/NAME.log} (or {@code .csv}) is classified and
  * compared with {@code golden/NAME.golden}, one JSON line per incident (line, class, root, count,
- * fields). Adding a case is adding a pair of files. Regenerate after a reviewed change with
- * {@code ./mvnw -pl diagnosis test -Dtest=GoldenTest -Dgolden.update=true}.
+ * fields). Adding a case is adding a pair of files. Regenerate after a reviewed change with {@code
+ * ./mvnw -pl diagnosis test -Dtest=GoldenTest -Dgolden.update=true}.
  */
 class GoldenTest {
-  private static final Path DIR = Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
+  private static final Path DIR =
+      Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
   private static final ObjectMapper JSON = WireJson.mapper();
   private static final OfflineClassifier CLASSIFIER =
-      new OfflineClassifier(Catalog.builtIn(), Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC));
+      new OfflineClassifier(
+          Catalog.builtIn(), Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC));
 
   @TestFactory
   Stream<DynamicTest> everyGoldenCase() throws IOException {
     List<Path> inputs;
     try (Stream<Path> s = Files.list(DIR)) {
-      inputs = s.filter(p -> p.toString().endsWith(".log") || p.toString().endsWith(".csv")).sorted().toList();
+      inputs =
+          s.filter(p -> p.toString().endsWith(".log") || p.toString().endsWith(".csv"))
+              .sorted()
+              .toList();
     }
-    return inputs.stream().map(p -> DynamicTest.dynamicTest(p.getFileName().toString(), () -> check(p)));
+    return inputs.stream()
+        .map(p -> DynamicTest.dynamicTest(p.getFileName().toString(), () -> check(p)));
   }
 
   private static void check(Path input) throws IOException {
@@ -51,7 +57,8 @@ class GoldenTest {
       Files.writeString(golden, actual);
       return;
     }
-    String expected = Files.exists(golden) ? Files.readString(golden) : "(no golden file " + golden + ")";
+    String expected =
+        Files.exists(golden) ? Files.readString(golden) : "(no golden file " + golden + ")";
     assertEquals(expected, actual, "incidents of " + name);
   }
 

@@ -8,7 +8,9 @@ import org.junit.jupiter.api.Test;
 class LineNormalizerTest {
   @Test
   void stripsAnsiColours() {
-    assertEquals("RuntimeError: boom", LineNormalizer.normalize("\u001b[31;1mRuntimeError\u001b[0m: boom").text());
+    assertEquals(
+        "RuntimeError: boom",
+        LineNormalizer.normalize("\u001b[31;1mRuntimeError\u001b[0m: boom").text());
   }
 
   @Test

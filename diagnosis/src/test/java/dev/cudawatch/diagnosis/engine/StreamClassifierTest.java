@@ -18,15 +18,20 @@ class StreamClassifierTest {
 
   private static StreamClassifier classifier() {
     return new StreamClassifier(
-        CATALOG, new Advisor(CATALOG.xids()), new StreamContext("node-1", "job-7", "/logs/train.log"),
-        ClassifierSettings.defaults(), new StreamState());
+        CATALOG,
+        new Advisor(CATALOG.xids()),
+        new StreamContext("node-1", "job-7", "/logs/train.log"),
+        ClassifierSettings.defaults(),
+        new StreamState());
   }
 
   @Test
   void anIncidentSettlesAfterQuietLinesWithoutAFlush() {
     StreamClassifier c = classifier();
     List<Incident> out = new ArrayList<>();
-    out.addAll(c.accept("RuntimeError: CUDA error: an illegal memory access was encountered", meta(1), T0));
+    out.addAll(
+        c.accept(
+            "RuntimeError: CUDA error: an illegal memory access was encountered", meta(1), T0));
     assertTrue(out.isEmpty(), "still open: hint lines may follow");
     for (int i = 0; i < ClassifierSettings.defaults().settleLines() + 1; i++) {
       out.addAll(c.accept("step " + i + " loss 0.1", meta(i + 2), T0));
@@ -44,7 +49,10 @@ class StreamClassifierTest {
   void laterFailuresPointAtTheRoot() {
     StreamClassifier c = classifier();
     c.accept("RuntimeError: CUDA error: an illegal memory access was encountered", meta(1), T0);
-    c.accept("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm`", meta(2), T0);
+    c.accept(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm`",
+        meta(2),
+        T0);
     List<Incident> out = c.flush(T0);
     assertEquals(2, out.size());
     assertTrue(out.get(0).root());
@@ -66,7 +74,8 @@ class StreamClassifierTest {
     StreamClassifier c = classifier();
     List<Incident> out = new ArrayList<>();
     for (int i = 0; i < 100; i++) {
-      out.addAll(c.accept("NVRM: Xid (PCI:0000:3b:00): " + (i + 1) + ", pid=1, name=python", meta(i), T0));
+      out.addAll(
+          c.accept("NVRM: Xid (PCI:0000:3b:00): " + (i + 1) + ", pid=1, name=python", meta(i), T0));
     }
     assertTrue(c.state().open.size() <= StreamState.MAX_OPEN + 1);
     out.addAll(c.flush(T0));

@@ -1,9 +1,9 @@
 package dev.cudawatch.diagnosis.trend;
 
-import dev.cudawatch.common.gpu.MemorySample;
-import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cudawatch.common.gpu.MemorySample;
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -15,7 +15,10 @@ class MemoryTrendDetectorTest {
 
   @Test
   void theRealLeakIsFlaggedWellBeforeTheCardIsFull() throws Exception {
-    Path csv = Path.of(System.getProperty("golden.dir", "src/test/resources/golden"), "nvidia_smi_during_leak.csv");
+    Path csv =
+        Path.of(
+            System.getProperty("golden.dir", "src/test/resources/golden"),
+            "nvidia_smi_during_leak.csv");
     List<String> rows = Files.readAllLines(csv);
     NvidiaSmiCsv parser = NvidiaSmiCsv.fromHeader(rows.get(0)).orElseThrow();
     MemoryTrendDetector d = new MemoryTrendDetector(TrendSettings.defaults());
@@ -41,7 +44,8 @@ class MemoryTrendDetectorTest {
     MemoryTrendDetector d = new MemoryTrendDetector(TrendSettings.defaults());
     for (int i = 0; i < 600; i++) {
       long used = i < 10 ? i * 7 * GIB : 70 * GIB + (i % 3) * (1L << 20);
-      assertTrue(d.add(new MemorySample(i * 500L, 0, null, used, 80 * GIB)).isEmpty(), "sample " + i);
+      assertTrue(
+          d.add(new MemorySample(i * 500L, 0, null, used, 80 * GIB)).isEmpty(), "sample " + i);
     }
   }
 

@@ -16,10 +16,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Follows the files matching some globs. Each {@link #poll} discovers new files, notices
- * rotation by rename (the path now names another inode: the old file is drained first),
- * copytruncate and reused inodes (read again from byte 0 as a new generation), and deletion (the
- * open file is drained, then released), and reads what was appended.
+ * Follows the files matching some globs. Each {@link #poll} discovers new files, notices rotation
+ * by rename (the path now names another inode: the old file is drained first), copytruncate and
+ * reused inodes (read again from byte 0 as a new generation), and deletion (the open file is
+ * drained, then released), and reads what was appended.
  */
 public final class FileTailer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FileTailer.class);
@@ -40,7 +40,8 @@ public final class FileTailer implements AutoCloseable {
    * @param maxLineBytes longer lines are cut
    * @param readBudget bytes read per file per poll, so one busy file cannot starve the others
    */
-  public FileTailer(List<String> globs, Map<String, FilePosition> checkpoint, int maxLineBytes, long readBudget) {
+  public FileTailer(
+      List<String> globs, Map<String, FilePosition> checkpoint, int maxLineBytes, long readBudget) {
     for (String g : globs) {
       scanners.add(new GlobScanner(g));
     }

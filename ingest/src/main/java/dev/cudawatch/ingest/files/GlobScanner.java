@@ -50,23 +50,27 @@ public final class GlobScanner {
       return out;
     }
     try {
-      Files.walkFileTree(base, EnumSet.noneOf(FileVisitOption.class), depth, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-          if (attrs.isRegularFile() && matcher.matches(file)) {
-            out.add(file);
-          }
-          return FileVisitResult.CONTINUE;
-        }
+      Files.walkFileTree(
+          base,
+          EnumSet.noneOf(FileVisitOption.class),
+          depth,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+              if (attrs.isRegularFile() && matcher.matches(file)) {
+                out.add(file);
+              }
+              return FileVisitResult.CONTINUE;
+            }
 
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException e) {
-          if (e instanceof AccessDeniedException) {
-            unreadable.incrementAndGet();
-          }
-          return FileVisitResult.CONTINUE; // one unreadable directory never stops the others
-        }
-      });
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) {
+              if (e instanceof AccessDeniedException) {
+                unreadable.incrementAndGet();
+              }
+              return FileVisitResult.CONTINUE; // one unreadable directory never stops the others
+            }
+          });
     } catch (IOException e) {
       unreadable.incrementAndGet();
     }

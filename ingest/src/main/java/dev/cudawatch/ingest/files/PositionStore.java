@@ -30,16 +30,24 @@ public final class PositionStore {
       return new TreeMap<>();
     }
     try {
-      return new TreeMap<>(WireJson.mapper().readValue(file.toFile(), new TypeReference<Map<String, FilePosition>>() {}));
+      return new TreeMap<>(
+          WireJson.mapper()
+              .readValue(file.toFile(), new TypeReference<Map<String, FilePosition>>() {}));
     } catch (IOException e) {
-      throw new IOException("cannot read the position checkpoint " + file + ": " + e.getMessage(), e);
+      throw new IOException(
+          "cannot read the position checkpoint " + file + ": " + e.getMessage(), e);
     }
   }
 
   public void save(Map<String, FilePosition> positions) throws IOException {
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     byte[] bytes = WireJson.mapper().writeValueAsBytes(new TreeMap<>(positions));
-    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+    try (FileChannel ch =
+        FileChannel.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
       ByteBuffer b = ByteBuffer.wrap(bytes);
       while (b.hasRemaining()) {
         ch.write(b);

@@ -15,7 +15,8 @@ public final class TailedFile implements AutoCloseable {
   final Path path;
   final String identity;
   private String sourceId;
-  private static final java.util.concurrent.atomic.AtomicLong SEQ = new java.util.concurrent.atomic.AtomicLong();
+  private static final java.util.concurrent.atomic.AtomicLong SEQ =
+      new java.util.concurrent.atomic.AtomicLong();
   private final FileChannel ch;
   private final int maxLineBytes;
   private LineFramer framer;
@@ -48,7 +49,11 @@ public final class TailedFile implements AutoCloseable {
 
   /** Identity plus when it was first seen: a reused inode gets a new id. */
   static String newSourceId(String identity) {
-    return identity + "@" + Long.toString(System.currentTimeMillis(), 36) + "." + SEQ.incrementAndGet();
+    return identity
+        + "@"
+        + Long.toString(System.currentTimeMillis(), 36)
+        + "."
+        + SEQ.incrementAndGet();
   }
 
   public long readPosition() {

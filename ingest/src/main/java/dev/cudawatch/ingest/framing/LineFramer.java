@@ -26,7 +26,10 @@ public final class LineFramer {
   private long lineStart;
   private long pos;
   private final CharsetDecoder decoder =
-      StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE);
+      StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPLACE)
+          .onUnmappableCharacter(CodingErrorAction.REPLACE);
 
   public LineFramer(int maxBytes, boolean stripAnsi, long startOffset) {
     this.maxBytes = maxBytes;

@@ -42,8 +42,11 @@ public final class Shipper implements AutoCloseable {
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE); // retry while the broker is away
-    p.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE); // back-pressure unless configured
+    p.put(
+        ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+        Integer.MAX_VALUE); // retry while the broker is away
+    p.putIfAbsent(
+        ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE); // back-pressure unless configured
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
@@ -51,20 +54,25 @@ public final class Shipper implements AutoCloseable {
   public void send(LogRecord r, Runnable onAck) {
     byte[] key = r.streamKey().getBytes(StandardCharsets.UTF_8);
     byte[] value = WireJson.toBytes(r);
-    producer.send(new ProducerRecord<>(Topics.LOGS, key, value), (meta, e) -> {
-      if (e == null) {
-        sent.incrementAndGet();
-        bytes.addAndGet(value.length);
-        onAck.run();
-      } else if (e instanceof RecordTooLargeException) {
-        dropped.incrementAndGet(); // it can never be sent: count it and move past it
-        onAck.run();
-        LOG.warn("dropped a record of {} bytes from {}: larger than the broker accepts", value.length, r.source());
-      } else {
-        failed.incrementAndGet(); // position stays: the line is read again after a restart
-        LOG.warn("send failed for {}@{}: {}", r.source(), r.offset(), e.toString());
-      }
-    });
+    producer.send(
+        new ProducerRecord<>(Topics.LOGS, key, value),
+        (meta, e) -> {
+          if (e == null) {
+            sent.incrementAndGet();
+            bytes.addAndGet(value.length);
+            onAck.run();
+          } else if (e instanceof RecordTooLargeException) {
+            dropped.incrementAndGet(); // it can never be sent: count it and move past it
+            onAck.run();
+            LOG.warn(
+                "dropped a record of {} bytes from {}: larger than the broker accepts",
+                value.length,
+                r.source());
+          } else {
+            failed.incrementAndGet(); // position stays: the line is read again after a restart
+            LOG.warn("send failed for {}@{}: {}", r.source(), r.offset(), e.toString());
+          }
+        });
   }
 
   public void flush() {

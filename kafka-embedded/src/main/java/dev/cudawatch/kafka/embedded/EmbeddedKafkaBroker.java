@@ -50,16 +50,20 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     this.clusterId = clusterId;
   }
 
-  /** Formats {@code dataDir} (unless already formatted) and starts a broker on free loopback ports. */
+  /**
+   * Formats {@code dataDir} (unless already formatted) and starts a broker on free loopback ports.
+   */
   public static EmbeddedKafkaBroker start(Path dataDir) throws IOException {
     return start(dataDir, freePort(), freePort());
   }
 
   /** Starts on fixed ports: a restarted broker keeps its address and its data. */
-  public static EmbeddedKafkaBroker start(Path dataDir, int brokerPort, int controllerPort) throws IOException {
+  public static EmbeddedKafkaBroker start(Path dataDir, int brokerPort, int controllerPort)
+      throws IOException {
     Files.createDirectories(dataDir);
     Path idFile = dataDir.resolve("cudawatch-cluster-id");
-    String clusterId = Files.exists(idFile) ? Files.readString(idFile).strip() : Uuid.randomUuid().toString();
+    String clusterId =
+        Files.exists(idFile) ? Files.readString(idFile).strip() : Uuid.randomUuid().toString();
     EmbeddedKafkaBroker b = new EmbeddedKafkaBroker(dataDir, brokerPort, controllerPort, clusterId);
     if (!Files.exists(idFile)) {
       b.format();
@@ -74,7 +78,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     p.put("process.roles", "broker,controller");
     p.put("node.id", "1");
     p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-    p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+    p.put(
+        "listeners",
+        "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
     p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
     p.put("controller.listener.names", "CONTROLLER");
     p.put("inter.broker.listener.name", "PLAINTEXT");
@@ -109,7 +115,8 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
           .setSupportedFeatures(Feature.PRODUCTION_FEATURES)
           .run();
     } catch (Exception e) {
-      throw new IOException("cannot format the embedded broker's storage in " + dir + ": " + e.getMessage(), e);
+      throw new IOException(
+          "cannot format the embedded broker's storage in " + dir + ": " + e.getMessage(), e);
     }
     LOG.debug("formatted {} for cluster {} ({})", dir, clusterId, config.nodeId());
   }

@@ -29,7 +29,15 @@ class EmbeddedKafkaBrokerTest {
       bp = b.brokerPort();
       cp = b.controllerPort();
       b.createTopics(List.of("t"), 1);
-      try (var p = new KafkaProducer<String, String>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer())) {
+      try (var p =
+          new KafkaProducer<String, String>(
+              Map.of(
+                  ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                  b.bootstrapServers(),
+                  ProducerConfig.ACKS_CONFIG,
+                  "all"),
+              new StringSerializer(),
+              new StringSerializer())) {
         for (int i = 0; i < 100; i++) {
           p.send(new ProducerRecord<>("t", "k", "v" + i)).get();
         }
@@ -42,7 +50,17 @@ class EmbeddedKafkaBrokerTest {
 
   static List<String> readAll(String bootstrap, String topic, int expect) {
     List<String> out = new ArrayList<>();
-    try (var c = new KafkaConsumer<String, String>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.GROUP_ID_CONFIG, "g"), new StringDeserializer(), new StringDeserializer())) {
+    try (var c =
+        new KafkaConsumer<String, String>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest",
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "g"),
+            new StringDeserializer(),
+            new StringDeserializer())) {
       c.subscribe(List.of(topic));
       long deadline = System.currentTimeMillis() + 30_000;
       while (out.size() < expect && System.currentTimeMillis() < deadline) {

@@ -25,9 +25,9 @@ import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
- * Classifies each stream's lines in order (keyed by stream), with the catalog engine. Drops
- * records it has already seen (the agent resends after a crash; offsets only grow per stream), and
- * emits an incident once it settles or the stream has been quiet for {@code flushAfter}.
+ * Classifies each stream's lines in order (keyed by stream), with the catalog engine. Drops records
+ * it has already seen (the agent resends after a crash; offsets only grow per stream), and emits an
+ * incident once it settles or the stream has been quiet for {@code flushAfter}.
  */
 public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord, Incident> {
   private static final long serialVersionUID = 1L;
@@ -54,10 +54,19 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   public void open(OpenContext ctx) {
     catalog = new CatalogLoader().loadTexts(extraCatalogs);
     advisor = new Advisor(catalog.xids());
-    StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite).build();
-    state = getRuntimeContext().getState(ttlOn(new ValueStateDescriptor<>("stream", StreamState.class), ttl));
-    lastOffset = getRuntimeContext().getState(ttlOn(new ValueStateDescriptor<>("last-offset", Long.class), ttl));
-    lastActivity = getRuntimeContext().getState(ttlOn(new ValueStateDescriptor<>("last-activity", Long.class), ttl));
+    StateTtlConfig ttl =
+        StateTtlConfig.newBuilder(stateTtl)
+            .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+            .build();
+    state =
+        getRuntimeContext()
+            .getState(ttlOn(new ValueStateDescriptor<>("stream", StreamState.class), ttl));
+    lastOffset =
+        getRuntimeContext()
+            .getState(ttlOn(new ValueStateDescriptor<>("last-offset", Long.class), ttl));
+    lastActivity =
+        getRuntimeContext()
+            .getState(ttlOn(new ValueStateDescriptor<>("last-activity", Long.class), ttl));
     duplicates = getRuntimeContext().getMetricGroup().counter("cudawatch_duplicate_records");
     incidents = getRuntimeContext().getMetricGroup().counter("cudawatch_incidents");
   }
@@ -84,7 +93,12 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     }
     long now = ctx.timerService().currentProcessingTime();
     StreamClassifier c = classifier(r, s);
-    emit(c.accept(r.text(), new LineMeta(r.id(), r.eventTime(), r.rank(), r.localRank()), Instant.ofEpochMilli(now)), out);
+    emit(
+        c.accept(
+            r.text(),
+            new LineMeta(r.id(), r.eventTime(), r.rank(), r.localRank()),
+            Instant.ofEpochMilli(now)),
+        out);
     if (!s.isIdle()) {
       lastActivity.update(now);
       // Timers are rounded to 100 ms so a busy stream keeps one pending timer, not one per line.
@@ -101,7 +115,10 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       return;
     }
     if (ts - active >= flushAfterMs) {
-      emit(new StreamClassifier(catalog, advisor, null, ClassifierSettings.defaults(), s).flush(Instant.ofEpochMilli(ts)), out);
+      emit(
+          new StreamClassifier(catalog, advisor, null, ClassifierSettings.defaults(), s)
+              .flush(Instant.ofEpochMilli(ts)),
+          out);
       state.update(s);
       lastActivity.clear();
     } else {
@@ -110,7 +127,12 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   }
 
   private StreamClassifier classifier(LogRecord r, StreamState s) {
-    return new StreamClassifier(catalog, advisor, new StreamContext(r.host(), r.job(), r.source()), ClassifierSettings.defaults(), s);
+    return new StreamClassifier(
+        catalog,
+        advisor,
+        new StreamContext(r.host(), r.job(), r.source()),
+        ClassifierSettings.defaults(),
+        s);
   }
 
   private void emit(List<Incident> list, Collector<Incident> out) {

@@ -1,13 +1,13 @@
 package dev.cudawatch.processor.functions;
 
+import dev.cudawatch.common.gpu.MemorySample;
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.engine.Advisor;
-import dev.cudawatch.common.gpu.MemorySample;
 import dev.cudawatch.diagnosis.trend.MemoryTrendDetector;
-import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.diagnosis.trend.TrendIncidents;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.time.Duration;
@@ -55,7 +55,8 @@ public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRec
     advisor = new Advisor(Catalog.builtIn().xids());
     csv = NvidiaSmiCsv.agentFormat();
     StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).build();
-    ValueStateDescriptor<MemoryTrendDetector> d = new ValueStateDescriptor<>("detector", MemoryTrendDetector.class);
+    ValueStateDescriptor<MemoryTrendDetector> d =
+        new ValueStateDescriptor<>("detector", MemoryTrendDetector.class);
     d.enableTimeToLive(ttl);
     detector = getRuntimeContext().getState(d);
     ValueStateDescriptor<Long> w = new ValueStateDescriptor<>("last-warned", Long.class);
@@ -83,7 +84,14 @@ public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRec
       long t = sample.get().epochMillis();
       if (last == null || t - last >= repeatAfter.toMillis()) {
         lastWarned.update(t);
-        out.collect(TrendIncidents.of(trend.get(), advisor, r.host(), r.source(), r.offset(), Instant.ofEpochMilli(ctx.timerService().currentProcessingTime())));
+        out.collect(
+            TrendIncidents.of(
+                trend.get(),
+                advisor,
+                r.host(),
+                r.source(),
+                r.offset(),
+                Instant.ofEpochMilli(ctx.timerService().currentProcessingTime())));
       }
     }
   }

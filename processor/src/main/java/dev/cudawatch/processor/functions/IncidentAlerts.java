@@ -11,8 +11,8 @@ import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.util.Collector;
 
 /**
- * Raises a firing alert for every root incident that needs a person (severity error or
- * critical, and every memory-leak warning): consequences and informational Xids do not page.
+ * Raises a firing alert for every root incident that needs a person (severity error or critical,
+ * and every memory-leak warning): consequences and informational Xids do not page.
  */
 public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
   private static final long serialVersionUID = 1L;
@@ -24,7 +24,8 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
       return;
     }
     Map<String, String> labels = new LinkedHashMap<>();
-    labels.put("alertname", "memory_leak".equals(i.incidentClass()) ? "GpuMemoryLeak" : "GpuJobFailure");
+    labels.put(
+        "alertname", "memory_leak".equals(i.incidentClass()) ? "GpuMemoryLeak" : "GpuJobFailure");
     labels.put("class", i.incidentClass());
     labels.put("severity", i.severity());
     labels.put("suspect", i.suspect());
@@ -43,6 +44,14 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
       annotations.put("source", i.source() + ":" + i.line());
     }
     Instant start = i.eventTime() != null ? i.eventTime() : i.detectedTime();
-    out.collect(new Alert(WireJson.VERSION, Alert.fingerprintOf(labels), Alert.State.FIRING, labels, annotations, start, null));
+    out.collect(
+        new Alert(
+            WireJson.VERSION,
+            Alert.fingerprintOf(labels),
+            Alert.State.FIRING,
+            labels,
+            annotations,
+            start,
+            null));
   }
 }

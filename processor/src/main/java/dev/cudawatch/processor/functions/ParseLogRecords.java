@@ -36,7 +36,12 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
       long ts = ctx.timerService().currentProcessingTime();
       ctx.output(
           DEAD_LETTERS,
-          DeadLetter.of("processor", raw.topic + "/" + raw.partition + "@" + raw.offset, e.getMessage(), raw.value, Instant.ofEpochMilli(ts)));
+          DeadLetter.of(
+              "processor",
+              raw.topic + "/" + raw.partition + "@" + raw.offset,
+              e.getMessage(),
+              raw.value,
+              Instant.ofEpochMilli(ts)));
     }
   }
 }

@@ -3,7 +3,9 @@ package dev.cudawatch.processor.records;
 import java.util.Arrays;
 import java.util.Objects;
 
-/** A Kafka record as read, before its JSON is trusted: bad ones become dead letters, not crashes. */
+/**
+ * A Kafka record as read, before its JSON is trusted: bad ones become dead letters, not crashes.
+ */
 public final class RawRecord {
   public String topic;
   public int partition;
@@ -21,8 +23,11 @@ public final class RawRecord {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof RawRecord r && r.partition == partition && r.offset == offset
-        && Objects.equals(r.topic, topic) && Arrays.equals(r.value, value);
+    return o instanceof RawRecord r
+        && r.partition == partition
+        && r.offset == offset
+        && Objects.equals(r.topic, topic)
+        && Arrays.equals(r.value, value);
   }
 
   @Override

@@ -20,8 +20,11 @@ class ClassifyStreamTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    h = ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-        new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)), LogRecord::streamKey, Types.STRING);
+    h =
+        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+            new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)),
+            LogRecord::streamKey,
+            Types.STRING);
     h.open();
   }
 
@@ -70,12 +73,19 @@ class ClassifyStreamTest {
   @Test
   void streamsAreIndependent() throws Exception {
     h.setProcessingTime(0);
-    h.processElement(Records.line("/logs/a.log", 1, "RuntimeError: CUDA error: misaligned address"), 1);
-    h.processElement(Records.line("/logs/b.log", 1, "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm`"), 2);
+    h.processElement(
+        Records.line("/logs/a.log", 1, "RuntimeError: CUDA error: misaligned address"), 1);
+    h.processElement(
+        Records.line(
+            "/logs/b.log",
+            1,
+            "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm`"),
+        2);
     h.setProcessingTime(5000);
     List<Incident> out = h.extractOutputValues();
     assertEquals(2, out.size());
-    assertTrue(out.stream().allMatch(Incident::root), "a failure in another file is not a consequence");
+    assertTrue(
+        out.stream().allMatch(Incident::root), "a failure in another file is not a consequence");
     assertEquals(0, h.numProcessingTimeTimers());
   }
 }

@@ -18,11 +18,15 @@ class DetectMemoryTrendTest {
   void warnsOnceWhileMemoryClimbsToFull() throws Exception {
     try (KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h =
         ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-            new DetectMemoryTrend(TrendSettings.defaults(), Duration.ofMinutes(10), Duration.ofHours(1)), DetectMemoryTrend::keyOf, Types.STRING)) {
+            new DetectMemoryTrend(
+                TrendSettings.defaults(), Duration.ofMinutes(10), Duration.ofHours(1)),
+            DetectMemoryTrend::keyOf,
+            Types.STRING)) {
       h.open();
       for (int i = 0; i < 120; i++) {
         long used = Math.min(80 * 1024, 1024L * i); // MiB: +2 GiB/s at one sample per 500 ms
-        String ts = String.format("2026/11/22 03:%02d:%02d.%03d", i / 120, (i / 2) % 60, (i % 2) * 500);
+        String ts =
+            String.format("2026/11/22 03:%02d:%02d.%03d", i / 120, (i / 2) % 60, (i % 2) * 500);
         h.processElement(Records.memory(i, ts + ", 0, 00000000:3B:00.0, " + used + ", 81920"), i);
       }
       List<Incident> out = h.extractOutputValues();

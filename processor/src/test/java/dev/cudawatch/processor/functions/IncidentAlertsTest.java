@@ -12,21 +12,45 @@ import org.junit.jupiter.api.Test;
 
 class IncidentAlertsTest {
   private static Incident incident(String id, boolean root, String severity) {
-    return new Incident(1, id, "cuda_oom", root, root ? null : "r", 1, severity, "application", "s", Map.of(), "sum", "exp",
-        List.of("step"), "node-1", "job-1", "/l", 3, "rid", Records.T0, Records.T0, List.of(), null);
+    return new Incident(
+        1,
+        id,
+        "cuda_oom",
+        root,
+        root ? null : "r",
+        1,
+        severity,
+        "application",
+        "s",
+        Map.of(),
+        "sum",
+        "exp",
+        List.of("step"),
+        "node-1",
+        "job-1",
+        "/l",
+        3,
+        "rid",
+        Records.T0,
+        Records.T0,
+        List.of(),
+        null);
   }
 
   private static List<Alert> run(Incident i) {
     List<Alert> out = new ArrayList<>();
-    new IncidentAlerts().flatMap(i, new Collector<>() {
-      @Override
-      public void collect(Alert a) {
-        out.add(a);
-      }
+    new IncidentAlerts()
+        .flatMap(
+            i,
+            new Collector<>() {
+              @Override
+              public void collect(Alert a) {
+                out.add(a);
+              }
 
-      @Override
-      public void close() {}
-    });
+              @Override
+              public void close() {}
+            });
     return out;
   }
 

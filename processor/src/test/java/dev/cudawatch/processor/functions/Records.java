@@ -12,11 +12,21 @@ final class Records {
 
   static LogRecord line(String source, long offset, String text) {
     return LogRecord.builder().host("gpu-node-1").job("job-42").source(source).stream("stderr")
-        .offset(offset).eventTime(T0.plusMillis(offset)).text(text).build();
+        .offset(offset)
+        .eventTime(T0.plusMillis(offset))
+        .text(text)
+        .build();
   }
 
   static LogRecord memory(long offset, String csvRow) {
-    return LogRecord.builder().host("gpu-node-1").kind(RecordKind.GPU_MEMORY).source("nvidia-smi").stream("nvidia-smi")
-        .offset(offset).eventTime(T0.plusMillis(offset)).text(csvRow).build();
+    return LogRecord.builder()
+        .host("gpu-node-1")
+        .kind(RecordKind.GPU_MEMORY)
+        .source("nvidia-smi")
+        .stream("nvidia-smi")
+        .offset(offset)
+        .eventTime(T0.plusMillis(offset))
+        .text(csvRow)
+        .build();
   }
 }
