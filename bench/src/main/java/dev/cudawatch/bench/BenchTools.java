@@ -1,0 +1,48 @@
+package dev.cudawatch.bench;
+
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.Signature;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Helpers for bench/run: {@code generate FILE LINES} writes the benchmark's training log; {@code
+ * keywords FILE} writes the catalog's literal keywords, one per line, for ripgrep.
+ */
+public final class BenchTools {
+  private BenchTools() {}
+
+  public static void main(String[] args) throws IOException {
+    switch (args.length > 0 ? args[0] : "") {
+      case "generate" ->
+          Files.writeString(
+              Path.of(args[1]),
+              String.join("\n", TrainingLogGenerator.lines(Integer.parseInt(args[2]), 1000, 42))
+                  + "\n",
+              StandardCharsets.UTF_8);
+      case "keywords" -> {
+        Set<String> kws = new LinkedHashSet<>();
+        for (Signature s : Catalog.builtIn().signatures()) {
+          for (String k : s.keywords()) {
+            if (!k.startsWith("@")) {
+              kws.add(k.toLowerCase(Locale.ROOT));
+            }
+          }
+        }
+        Catalog.builtIn().cudaErrors().all().stream()
+            .filter(e -> e.distinctive())
+            .forEach(e -> kws.add(e.text().toLowerCase(Locale.ROOT)));
+        Files.writeString(Path.of(args[1]), String.join("\n", kws) + "\n", StandardCharsets.UTF_8);
+      }
+      default -> {
+        System.err.println("usage: BenchTools generate FILE LINES | keywords FILE");
+        System.exit(2);
+      }
+    }
+  }
+}
