@@ -375,9 +375,13 @@ public final class StreamClassifier {
     if (text.contains("NVRM")) {
       return "driver";
     }
-    if (EXCEPTION_TYPE.matcher(text).find()) {
-      return "pytorch"; // a Python exception about CUDA with no other framework named: PyTorch's
-      // wording
+    Matcher m = EXCEPTION_TYPE.matcher(text);
+    if (m.find() && (m.group(1).indexOf('.') < 0 || m.group(1).startsWith("torch."))) {
+      // "RuntimeError: CUDA error: ..." with no other framework named is PyTorch's wording
+      return "pytorch";
+    }
+    if (text.contains("numba")) {
+      return "cuda";
     }
     if (text.contains("CUDA error")
         || text.contains("cudaError")

@@ -1,0 +1,40 @@
+package dev.cudawatch.diagnosis.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.Role;
+import dev.cudawatch.diagnosis.catalog.Signature;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** Every signature that can start an incident is exercised by at least one golden case. */
+class SignatureCoverageTest {
+  @Test
+  void everySignatureHasAGoldenCase() throws Exception {
+    Path dir = Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
+    Set<String> used = new TreeSet<>();
+    List<Path> inputs;
+    try (Stream<Path> s = Files.list(dir)) {
+      inputs = s.filter(p -> p.toString().endsWith(".log")).toList();
+    }
+    for (Path p : inputs) {
+      for (Incident i : GoldenTest.classify(p, p.toString())) {
+        used.add(i.signature());
+      }
+    }
+    Set<String> missing = new TreeSet<>();
+    for (Signature s : Catalog.builtIn().signatures()) {
+      if (s.role() != Role.ATTACH && !used.contains(s.id())) {
+        missing.add(s.id());
+      }
+    }
+    assertEquals(Set.of(), missing, "signatures without a golden case");
+  }
+}
