@@ -38,6 +38,8 @@ public final class Agent implements Runnable, AutoCloseable {
   private final AtomicLong linesRead = new AtomicLong();
   private final AtomicLong truncatedLines = new AtomicLong();
   private long lastCheckpoint;
+  private FileTailer kernelTailer;
+  private java.util.Map<String, Integer> pciToGpu = java.util.Map.of();
   private volatile boolean running = true;
   private volatile boolean started;
 
@@ -54,9 +56,24 @@ public final class Agent implements Runnable, AutoCloseable {
             settings.readBudgetBytes());
   }
 
+  /** Follows a kernel log file (dmesg or journal export) too, keeping its NVRM and OOM lines. */
+  public void followKernelLog(Path file, java.util.Map<String, Integer> pciToGpu)
+      throws IOException {
+    this.pciToGpu = pciToGpu;
+    this.kernelTailer =
+        new FileTailer(
+            List.of(file.toString()),
+            new PositionStore(Path.of(settings.stateDir(), "kernel")).load(),
+            settings.maxLineBytes(),
+            settings.readBudgetBytes());
+  }
+
   /** One round: read what was appended, ship it, checkpoint when due. Returns bytes read. */
   public long pollOnce() throws IOException {
     long n = tailer.poll(this::ship);
+    if (kernelTailer != null) {
+      n += kernelTailer.poll(this::shipKernel);
+    }
     long now = clock.millis();
     if (now - lastCheckpoint >= settings.checkpointIntervalMs()) {
       checkpoint();
@@ -68,6 +85,39 @@ public final class Agent implements Runnable, AutoCloseable {
   /** Writes the acknowledged positions now. */
   public void checkpoint() throws IOException {
     positions.save(tailer.positions());
+    if (kernelTailer != null) {
+      new PositionStore(Path.of(settings.stateDir(), "kernel")).save(kernelTailer.positions());
+    }
+  }
+
+  private void shipKernel(TailedFile f, FramedLine l, Runnable onAck) {
+    if (!dev.cudawatch.ingest.streams.KernelLogSource.relevant(l.text())) {
+      onAck.run(); // nothing to ship: the position may pass it
+      return;
+    }
+    LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.KERNEL, "kmsg");
+    Integer gpu = dev.cudawatch.ingest.streams.PciMap.gpuOf(l.text(), pciToGpu);
+    shipper.send(gpu == null ? r : withGpu(r, gpu), onAck);
+  }
+
+  private static LogRecord withGpu(LogRecord r, int gpu) {
+    return new LogRecord(
+        r.v(),
+        r.id(),
+        r.host(),
+        r.job(),
+        r.rank(),
+        r.localRank(),
+        gpu,
+        r.kind(),
+        r.stream(),
+        r.source(),
+        r.sourceId(),
+        r.offset(),
+        r.eventTime(),
+        r.ingestTime(),
+        r.text(),
+        r.lineCount());
   }
 
   private void ship(TailedFile f, FramedLine l, Runnable onAck) {
@@ -89,6 +139,20 @@ public final class Agent implements Runnable, AutoCloseable {
         .ingestTime(now)
         .text(l.text())
         .build();
+  }
+
+  /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
+  static Integer rankPrefix(String text) {
+    if (!text.startsWith("[rank")) {
+      return null;
+    }
+    int i = 5;
+    while (i < text.length() && i < 12 && Character.isDigit(text.charAt(i))) {
+      i++;
+    }
+    return i > 5 && i < text.length() && text.charAt(i) == ']'
+        ? Integer.valueOf(text.substring(5, i))
+        : null;
   }
 
   /**
@@ -203,5 +267,8 @@ public final class Agent implements Runnable, AutoCloseable {
     shipper.flush();
     checkpoint();
     tailer.close();
+    if (kernelTailer != null) {
+      kernelTailer.close();
+    }
   }
 }

@@ -1,19 +1,20 @@
 package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.config.ConfigLoader;
-import dev.cudawatch.ingest.ship.Shipper;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code cudawatch agent}: follows this node's training logs and ships them to Kafka. */
+/** {@code cudawatch agent}: follows this node's logs and ships them to Kafka. */
 @Command(
     name = "agent",
     mixinStandardHelpOptions = true,
-    description = "Ship training logs to Kafka without losing a line.")
+    description =
+        "Ship training logs, kernel logs and GPU memory samples to Kafka without losing a line.")
 public final class AgentMain implements Callable<Integer> {
   @Option(names = "--config", paramLabel = "FILE", description = "agent YAML configuration")
   Path config;
@@ -23,6 +24,9 @@ public final class AgentMain implements Callable<Integer> {
       paramLabel = "HOST:PORT",
       description = "overrides kafka.bootstrap_servers")
   String bootstrap;
+
+  @Option(names = "--stdin", description = "also ship what arrives on standard input")
+  boolean stdin;
 
   @Option(names = "--replay", paramLabel = "DIR", description = "first ship every file of DIR once")
   Path replay;
@@ -38,26 +42,40 @@ public final class AgentMain implements Callable<Integer> {
     if (bootstrap != null) {
       s = s.with(s.kafka().withBootstrapServers(bootstrap), s.files(), s.stateDir());
     }
-    try (Shipper shipper = new Shipper(s.kafka());
-        Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
+    CountDownLatch stop = new CountDownLatch(1);
+    CountDownLatch closed = new CountDownLatch(1);
+    try (AgentRuntime runtime = new AgentRuntime(s, Clock.systemUTC())) {
       if (replay != null) {
         System.err.println(
-            "cudawatch agent: replayed " + agent.replay(replay) + " lines from " + replay);
+            "cudawatch agent: replayed "
+                + runtime.agent().replay(replay)
+                + " lines from "
+                + replay);
       }
-      Thread loop = new Thread(agent, "cudawatch-agent");
+      runtime.start(stdin);
+      // SIGTERM: let the agent flush, wait for acknowledgements and checkpoint before the JVM exits
       Runtime.getRuntime()
           .addShutdownHook(
               new Thread(
                   () -> {
+                    stop.countDown();
                     try {
-                      agent.close();
-                    } catch (java.io.IOException e) {
-                      System.err.println("cudawatch agent: " + e.getMessage());
+                      closed.await();
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
                     }
                   }));
-      System.err.println("cudawatch agent: following " + s.files() + " as host " + s.host());
-      loop.start();
-      loop.join();
+      System.err.println(
+          "cudawatch agent: following "
+              + s.files()
+              + " as host "
+              + s.host()
+              + (runtime.httpPort() > 0
+                  ? "; metrics on http://" + s.httpHost() + ":" + runtime.httpPort() + "/metrics"
+                  : ""));
+      stop.await();
+    } finally {
+      closed.countDown();
     }
     return 0;
   }

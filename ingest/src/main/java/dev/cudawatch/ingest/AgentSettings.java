@@ -16,6 +16,15 @@ import java.util.List;
  * @param checkpointIntervalMs how often positions are written
  * @param maxLineBytes longer lines are cut with a marker and counted
  * @param readBudgetBytes bytes read per file per poll
+ * @param kernelLog {@code /dev/kmsg}, a kernel log file (dmesg or journal export) to follow, or
+ *     null for none
+ * @param nvidiaSmi the nvidia-smi binary for GPU memory samples and PCI-to-index mapping
+ * @param gpuSampleIntervalMs milliseconds between GPU memory samples; 0 turns sampling off
+ * @param spoolMaxBytes disk spool limit for sources that cannot be re-read; the oldest records
+ *     beyond it are dropped and counted
+ * @param spoolSegmentBytes size of one spool segment file
+ * @param httpHost address of the agent's /metrics and /healthz
+ * @param httpPort port of /metrics and /healthz; -1 turns them off
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -26,7 +35,14 @@ public record AgentSettings(
     Long pollIntervalMs,
     Long checkpointIntervalMs,
     Integer maxLineBytes,
-    Long readBudgetBytes)
+    Long readBudgetBytes,
+    String kernelLog,
+    String nvidiaSmi,
+    Long gpuSampleIntervalMs,
+    Long spoolMaxBytes,
+    Long spoolSegmentBytes,
+    String httpHost,
+    Integer httpPort)
     implements Validated {
 
   public AgentSettings {
@@ -39,10 +55,18 @@ public record AgentSettings(
     checkpointIntervalMs = checkpointIntervalMs == null ? 1000L : checkpointIntervalMs;
     maxLineBytes = maxLineBytes == null ? 64 * 1024 : maxLineBytes;
     readBudgetBytes = readBudgetBytes == null ? 4L << 20 : readBudgetBytes;
+    nvidiaSmi = nvidiaSmi == null ? "nvidia-smi" : nvidiaSmi;
+    gpuSampleIntervalMs = gpuSampleIntervalMs == null ? 1000L : gpuSampleIntervalMs;
+    spoolMaxBytes = spoolMaxBytes == null ? 1L << 30 : spoolMaxBytes;
+    spoolSegmentBytes = spoolSegmentBytes == null ? 64L << 20 : spoolSegmentBytes;
+    httpHost = httpHost == null ? "127.0.0.1" : httpHost;
+    httpPort = httpPort == null ? 9401 : httpPort;
   }
 
   public static AgentSettings defaults() {
-    return new AgentSettings(null, null, null, null, null, null, null, null, null);
+    return new AgentSettings(
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+        null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -55,7 +79,35 @@ public record AgentSettings(
         pollIntervalMs,
         checkpointIntervalMs,
         maxLineBytes,
-        readBudgetBytes);
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort);
+  }
+
+  /** The same settings with other sampling and HTTP settings (tests and local mode). */
+  public AgentSettings withSources(String kernel, long sampleIntervalMs, int port) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernel,
+        nvidiaSmi,
+        sampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        port);
   }
 
   @Override
@@ -70,5 +122,15 @@ public record AgentSettings(
         path + "max_line_bytes",
         "must be 1 KiB..16 MiB");
     Validated.require(readBudgetBytes >= 4096, path + "read_budget_bytes", "must be at least 4096");
+    Validated.require(
+        gpuSampleIntervalMs == 0 || gpuSampleIntervalMs >= 100,
+        path + "gpu_sample_interval_ms",
+        "must be 0 (off) or at least 100");
+    Validated.require(
+        spoolSegmentBytes >= 1 << 16 && spoolMaxBytes >= 2 * spoolSegmentBytes,
+        path + "spool_max_bytes",
+        "must hold at least two segments (spool_segment_bytes >= 64 KiB)");
+    Validated.require(
+        httpPort >= -1 && httpPort <= 65535, path + "http_port", "must be -1 (off) or 0..65535");
   }
 }

@@ -4,23 +4,25 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
-import dev.cudawatch.ingest.framing.LineFramer;
 import dev.cudawatch.ingest.ship.Shipper;
+import dev.cudawatch.ingest.spool.DiskSpool;
+import dev.cudawatch.ingest.spool.SpoolForwarder;
+import dev.cudawatch.ingest.streams.SpoolingOutput;
+import dev.cudawatch.ingest.streams.StreamPump;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -29,14 +31,17 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code cudawatch run [--job ID] -- CMD ARGS...}: runs a training command, passes its output
  * through unchanged, ships both streams and the exit status, and exits with the command's status.
- * The job never waits for Kafka: lines queue in a bounded buffer, and what cannot be shipped is
- * counted and reported on exit.
+ * Lines go first to a disk spool, so the job never waits for Kafka; what cannot be shipped before
+ * the command ends stays spooled, and the node's agent ships it once Kafka is reachable.
  */
 @Command(
     name = "run",
     mixinStandardHelpOptions = true,
     description = "Run a training command and ship its output to Kafka.")
 public final class RunMain implements Callable<Integer> {
+  /** Spools of runs, under the state directory; the agent ships what they still hold. */
+  public static final String RUN_SPOOLS = "spool-run";
+
   @Option(
       names = "--job",
       paramLabel = "ID",
@@ -46,7 +51,7 @@ public final class RunMain implements Callable<Integer> {
   @Option(
       names = "--config",
       paramLabel = "FILE",
-      description = "agent YAML configuration (kafka settings)")
+      description = "agent YAML configuration (kafka, state_dir)")
   Path config;
 
   @Option(
@@ -56,18 +61,16 @@ public final class RunMain implements Callable<Integer> {
   String bootstrap;
 
   @Option(
-      names = "--queue",
-      defaultValue = "100000",
-      description = "lines buffered for shipping (default: ${DEFAULT-VALUE})")
-  int queueSize;
+      names = "--drain-seconds",
+      defaultValue = "10",
+      description = "how long to wait after the command for shipping (default: ${DEFAULT-VALUE})")
+  int drainSeconds;
 
   @Parameters(
       arity = "1..*",
       paramLabel = "CMD",
       description = "the command and its arguments (after --)")
   List<String> command = new ArrayList<>();
-
-  private record Item(LogRecord record) {}
 
   public static void main(String[] args) {
     CommandLine cl = new CommandLine(new RunMain());
@@ -83,6 +86,8 @@ public final class RunMain implements Callable<Integer> {
         bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap);
     Map<String, String> props = new HashMap<>(configured.properties());
     props.putIfAbsent("max.block.ms", "5000"); // never hold the job hostage to an absent broker
+    props.putIfAbsent("delivery.timeout.ms", "30000");
+    props.putIfAbsent("request.timeout.ms", "10000");
     KafkaSettings kafka = new KafkaSettings(configured.bootstrapServers(), props);
     String jobId =
         job != null
@@ -92,6 +97,7 @@ public final class RunMain implements Callable<Integer> {
     Map<String, String> env = System.getenv();
     Integer rank = NodeEnvironment.intEnv(env, "RANK");
     Integer localRank = NodeEnvironment.intEnv(env, "LOCAL_RANK");
+    Integer gpu = singleVisibleDevice(env.get("CUDA_VISIBLE_DEVICES"));
     Clock clock = Clock.systemUTC();
 
     Process p;
@@ -101,44 +107,17 @@ public final class RunMain implements Callable<Integer> {
       System.err.println("cudawatch run: cannot start " + command.get(0) + ": " + e.getMessage());
       return 127;
     }
-    BlockingQueue<Item> queue = new ArrayBlockingQueue<>(queueSize);
-    AtomicLong dropped = new AtomicLong();
-    Thread shipping =
-        new Thread(
-            () -> {
-              try (Shipper shipper = new Shipper(kafka)) {
-                while (true) {
-                  Item it = queue.poll(200, TimeUnit.MILLISECONDS);
-                  if (it == null) {
-                    continue;
-                  }
-                  if (it.record() == null) {
-                    break;
-                  }
-                  if (shipper.failed() > 0) {
-                    dropped
-                        .incrementAndGet(); // the broker is unreachable: count, never block the job
-                    continue;
-                  }
-                  try {
-                    shipper.send(it.record(), () -> {});
-                  } catch (RuntimeException e) {
-                    dropped.incrementAndGet();
-                  }
-                }
-                shipper.flush();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } catch (RuntimeException e) {
-                System.err.println("cudawatch run: shipping stopped: " + e.getMessage());
-              }
-            },
-            "cudawatch-run-ship");
+    Path spoolDir = Path.of(s.stateDir(), RUN_SPOOLS, runId);
+    DiskSpool spool = new DiskSpool(spoolDir, s.spoolMaxBytes(), s.spoolSegmentBytes());
+    SpoolingOutput out = new SpoolingOutput(spool, 100);
+    Shipper shipper = new Shipper(kafka);
+    SpoolForwarder forwarder = new SpoolForwarder(spool, shipper, 20_000);
+    Thread shipping = new Thread(forwarder, "cudawatch-run-ship");
     shipping.setDaemon(true);
     shipping.start();
 
     String source = "run:" + jobId + (rank != null ? "/rank" + rank : "");
-    Thread out =
+    Thread o =
         pump(
             p.getInputStream(),
             System.out,
@@ -148,11 +127,11 @@ public final class RunMain implements Callable<Integer> {
             jobId,
             rank,
             localRank,
+            gpu,
             s,
-            queue,
-            dropped,
+            out,
             clock);
-    Thread err =
+    Thread e =
         pump(
             p.getErrorStream(),
             System.err,
@@ -162,43 +141,64 @@ public final class RunMain implements Callable<Integer> {
             jobId,
             rank,
             localRank,
+            gpu,
             s,
-            queue,
-            dropped,
+            out,
             clock);
     int code = p.waitFor();
-    out.join();
-    err.join();
+    o.join();
+    e.join();
     String status =
         code > 128 ? "signal=" + (code - 128) + " exit_code=" + code : "exit_code=" + code;
-    LogRecord exit =
+    out.write(
         LogRecord.builder()
             .host(s.host())
             .job(jobId)
             .rank(rank)
             .localRank(localRank)
+            .gpu(gpu)
             .kind(RecordKind.EXIT)
             .stream("exit")
-            .source(source)
+            .source(source + "/exit")
             .sourceId(runId)
-            .offset(Long.MAX_VALUE / 2)
+            .offset(0)
             .eventTime(clock.instant())
             .text("cudawatch run: " + String.join(" ", command) + " finished with " + status)
-            .build();
-    if (!queue.offer(new Item(exit))) {
-      dropped.incrementAndGet();
+            .build());
+    out.sync();
+
+    long deadline = System.currentTimeMillis() + drainSeconds * 1000L;
+    while ((spool.hasUnread() || forwarder.inFlight() > 0)
+        && System.currentTimeMillis() < deadline) {
+      Thread.sleep(50);
     }
-    queue.put(new Item(null));
-    shipping.join(30_000);
-    if (dropped.get() > 0) {
+    boolean drained = !spool.hasUnread() && forwarder.inFlight() == 0;
+    forwarder.close();
+    shipping.interrupt();
+    shipper.close();
+    spool.close();
+    if (drained) {
+      deleteTree(spoolDir);
+    } else {
       System.err.println(
           "cudawatch run: Kafka at "
               + kafka.bootstrapServers()
-              + " was unreachable: "
-              + dropped.get()
-              + " lines not shipped");
+              + " was unreachable; the output stays spooled in "
+              + spoolDir
+              + " and the agent ships it once Kafka is back");
     }
     return code;
+  }
+
+  static Integer singleVisibleDevice(String visible) {
+    if (visible == null || visible.isBlank() || visible.contains(",")) {
+      return null;
+    }
+    try {
+      return Integer.valueOf(visible.strip());
+    } catch (NumberFormatException e) {
+      return null; // a GPU UUID
+    }
   }
 
   private static Thread pump(
@@ -210,47 +210,41 @@ public final class RunMain implements Callable<Integer> {
       String job,
       Integer rank,
       Integer localRank,
+      Integer gpu,
       AgentSettings s,
-      BlockingQueue<Item> queue,
-      AtomicLong dropped,
+      SpoolingOutput out,
       Clock clock) {
     Thread t =
         new Thread(
-            () -> {
-              LineFramer framer = new LineFramer(s.maxLineBytes(), true, 0);
-              byte[] buf = new byte[8192];
-              java.util.function.Consumer<dev.cudawatch.ingest.framing.FramedLine> sink =
-                  l -> {
-                    LogRecord r =
-                        LogRecord.builder()
-                            .host(s.host())
-                            .job(job)
-                            .rank(rank)
-                            .localRank(localRank)
-                            .stream(stream)
-                            .source(source + "/" + stream)
-                            .sourceId(runId)
-                            .offset(l.start())
-                            .eventTime(clock.instant())
-                            .text(l.text())
-                            .build();
-                    if (!queue.offer(new Item(r))) {
-                      dropped.incrementAndGet();
-                    }
-                  };
-              try {
-                for (int n; (n = in.read(buf)) > 0; ) {
-                  passThrough.write(buf, 0, n); // unchanged, before anything else
-                  passThrough.flush();
-                  framer.feed(buf, 0, n, sink);
-                }
-              } catch (IOException e) {
-                // the child closed its stream
-              }
-              framer.flush(sink);
-            },
+            new StreamPump(
+                in,
+                passThrough,
+                s.maxLineBytes(),
+                l ->
+                    LogRecord.builder()
+                        .host(s.host())
+                        .job(job)
+                        .rank(rank != null ? rank : Agent.rankPrefix(l.text()))
+                        .localRank(localRank)
+                        .gpu(gpu)
+                        .stream(stream)
+                        .source(source + "/" + stream)
+                        .sourceId(runId)
+                        .offset(l.start())
+                        .eventTime(clock.instant())
+                        .text(l.text())
+                        .build(),
+                out::write),
             "cudawatch-run-" + stream);
     t.start();
     return t;
+  }
+
+  static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> w = Files.walk(dir)) {
+      for (Path f : w.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(f);
+      }
+    }
   }
 }

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TailedFile implements AutoCloseable {
   private static final int HEAD_BYTES = 256;
 
-  final Path path;
+  Path path;
   final String identity;
   private String sourceId;
   private static final java.util.concurrent.atomic.AtomicLong SEQ =
@@ -35,6 +35,10 @@ public final class TailedFile implements AutoCloseable {
     this.readPos = from == null ? 0 : from.position();
     this.acked.set(readPos);
     this.ackedSource = sourceId;
+    if (from != null) {
+      this.headLen = from.headLength();
+      this.headHash = from.headHash();
+    }
     this.framer = new LineFramer(maxLineBytes, true, readPos);
   }
 
@@ -131,12 +135,21 @@ public final class TailedFile implements AutoCloseable {
   }
 
   FilePosition position() {
-    return new FilePosition(identity, sourceId, acked.get());
+    return new FilePosition(path.toString(), identity, sourceId, acked.get(), headLen, headHash);
   }
 
-  private long head(int n) throws IOException {
+  /** The fingerprint of the first {@code n} bytes of this file. */
+  long head(int n) throws IOException {
+    return fingerprint(ch, n);
+  }
+
+  /** FNV-1a of the first {@code n} bytes of a channel, or 0 when it is shorter. */
+  static long fingerprint(FileChannel c, int n) throws IOException {
     ByteBuffer b = ByteBuffer.allocate(n);
-    int got = ch.read(b, 0);
+    int got = c.read(b, 0);
+    if (got < n) {
+      return 0;
+    }
     long h = 0xcbf29ce484222325L;
     for (int i = 0; i < Math.max(got, 0); i++) {
       h ^= b.get(i);

@@ -31,6 +31,7 @@ public final class Shipper implements AutoCloseable {
   private final AtomicLong bytes = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
+  private final AtomicLong latencyNanos = new AtomicLong();
 
   public Shipper(KafkaSettings kafka) {
     Map<String, Object> p = new HashMap<>();
@@ -52,27 +53,42 @@ public final class Shipper implements AutoCloseable {
 
   /** Sends a record; {@code onAck} runs on the producer's thread once the broker has it. */
   public void send(LogRecord r, Runnable onAck) {
-    byte[] key = r.streamKey().getBytes(StandardCharsets.UTF_8);
-    byte[] value = WireJson.toBytes(r);
+    sendRaw(r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r), onAck);
+  }
+
+  /** Sends an already-serialised record (from the spool) under its stream key. */
+  public void sendRaw(byte[] key, byte[] value, Runnable onAck) {
+    sendRaw(key, value, onAck, () -> {});
+  }
+
+  /**
+   * As {@link #sendRaw(byte[], byte[], Runnable)}, telling {@code onFailure} when a send fails for
+   * good.
+   */
+  public void sendRaw(byte[] key, byte[] value, Runnable onAck, Runnable onFailure) {
+    long t0 = System.nanoTime();
     producer.send(
         new ProducerRecord<>(Topics.LOGS, key, value),
         (meta, e) -> {
           if (e == null) {
             sent.incrementAndGet();
             bytes.addAndGet(value.length);
+            latencyNanos.addAndGet(System.nanoTime() - t0);
             onAck.run();
           } else if (e instanceof RecordTooLargeException) {
-            dropped.incrementAndGet(); // it can never be sent: count it and move past it
+            dropped.incrementAndGet();
             onAck.run();
-            LOG.warn(
-                "dropped a record of {} bytes from {}: larger than the broker accepts",
-                value.length,
-                r.source());
           } else {
-            failed.incrementAndGet(); // position stays: the line is read again after a restart
-            LOG.warn("send failed for {}@{}: {}", r.source(), r.offset(), e.toString());
+            failed.incrementAndGet();
+            onFailure.run();
+            LOG.warn("send failed: {}", e.toString());
           }
         });
+  }
+
+  /** Total time from send to acknowledgement, over {@link #sent()} records. */
+  public long latencyNanos() {
+    return latencyNanos.get();
   }
 
   public void flush() {

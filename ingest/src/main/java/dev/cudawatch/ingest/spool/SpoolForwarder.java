@@ -1,0 +1,151 @@
+package dev.cudawatch.ingest.spool;
+
+import dev.cudawatch.ingest.ship.Shipper;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves records from a {@link DiskSpool} to Kafka and commits the spool's cursor past every record
+ * the broker acknowledged. Acknowledgements from different partitions may come back out of order,
+ * so the cursor only moves past the acknowledged prefix.
+ */
+public final class SpoolForwarder implements Runnable, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(SpoolForwarder.class);
+
+  private final DiskSpool spool;
+  private final Shipper shipper;
+  private final int maxInFlight;
+  private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
+  private volatile boolean running = true;
+  private final java.util.concurrent.atomic.AtomicBoolean sendFailed =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicLong generation =
+      new java.util.concurrent.atomic.AtomicLong();
+  private long lastCommit;
+
+  private static final class InFlight {
+    final long seq;
+    final long offsetAfter;
+    final AtomicBoolean acked = new AtomicBoolean();
+
+    InFlight(long seq, long offsetAfter) {
+      this.seq = seq;
+      this.offsetAfter = offsetAfter;
+    }
+  }
+
+  public SpoolForwarder(DiskSpool spool, Shipper shipper, int maxInFlight) {
+    this.spool = spool;
+    this.shipper = shipper;
+    this.maxInFlight = maxInFlight;
+  }
+
+  /** Spool payload: [2-byte key length][key][value]. */
+  public static byte[] encode(byte[] key, byte[] value) {
+    return ByteBuffer.allocate(2 + key.length + value.length)
+        .putShort((short) key.length)
+        .put(key)
+        .put(value)
+        .array();
+  }
+
+  @Override
+  public void run() {
+    while (running) {
+      try {
+        if (sendFailed.get()) {
+          // a send failed for good: read again from the last commit (the processor drops repeats)
+          Thread.sleep(1000);
+          synchronized (inFlight) {
+            inFlight.clear();
+          }
+          generation.incrementAndGet();
+          pendingCommit = null;
+          spool.rewind();
+          sendFailed.set(false);
+          continue;
+        }
+        if (!commitAcked() && inFlight.size() >= maxInFlight) {
+          Thread.sleep(5);
+          continue;
+        }
+        DiskSpool.Entry e = spool.poll(100);
+        if (e == null) {
+          continue;
+        }
+        ByteBuffer b = ByteBuffer.wrap(e.bytes());
+        int klen = b.getShort() & 0xffff;
+        byte[] key = Arrays.copyOfRange(e.bytes(), 2, 2 + klen);
+        byte[] value = Arrays.copyOfRange(e.bytes(), 2 + klen, e.bytes().length);
+        InFlight f = new InFlight(e.seq(), e.offsetAfter());
+        synchronized (inFlight) {
+          inFlight.addLast(f);
+        }
+        long gen = generation.get();
+        shipper.sendRaw(
+            key,
+            value,
+            () -> f.acked.set(true),
+            () -> {
+              if (gen == generation.get()) {
+                sendFailed.set(true);
+              }
+            });
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (IOException | RuntimeException ex) {
+        LOG.warn("spool forwarding: {}", ex.toString());
+      }
+    }
+  }
+
+  /** Commits past the acknowledged prefix; true when anything was committed. */
+  boolean commitAcked() throws IOException {
+    InFlight last = null;
+    synchronized (inFlight) {
+      while (!inFlight.isEmpty() && inFlight.peekFirst().acked.get()) {
+        last = inFlight.pollFirst();
+      }
+    }
+    long now = System.currentTimeMillis();
+    if (last != null && (now - lastCommit >= 200 || inFlight.isEmpty())) {
+      spool.commit(last.seq, last.offsetAfter);
+      lastCommit = now;
+    } else if (last != null) {
+      pendingCommit = last;
+    }
+    if (last == null && pendingCommit != null && now - lastCommit >= 200) {
+      spool.commit(pendingCommit.seq, pendingCommit.offsetAfter);
+      pendingCommit = null;
+      lastCommit = now;
+    }
+    return last != null;
+  }
+
+  private InFlight pendingCommit;
+
+  /** Records read from the spool and not yet acknowledged. */
+  public int inFlight() {
+    synchronized (inFlight) {
+      return inFlight.size();
+    }
+  }
+
+  /** Stops after committing what was acknowledged. */
+  @Override
+  public void close() throws IOException {
+    running = false;
+    shipper.flush();
+    commitAcked();
+    if (pendingCommit != null) {
+      spool.commit(pendingCommit.seq, pendingCommit.offsetAfter);
+      pendingCommit = null;
+    }
+  }
+}

@@ -1,0 +1,114 @@
+package dev.cudawatch.ingest.streams;
+
+import dev.cudawatch.common.gpu.GpuMemoryQuery;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Samples GPU memory with {@code nvidia-smi --query-gpu=... -lms N}. Without nvidia-smi it warns
+ * once and tries again now and then; the agent keeps running either way.
+ */
+public final class GpuMemorySampler implements Runnable {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuMemorySampler.class);
+
+  private final String nvidiaSmi;
+  private final long intervalMs;
+  private final String host;
+  private final Consumer<LogRecord> out;
+  private final Clock clock;
+  private final AtomicLong samples = new AtomicLong();
+  private volatile boolean running = true;
+  private volatile Process process;
+  private boolean warned;
+
+  public GpuMemorySampler(
+      String nvidiaSmi, long intervalMs, String host, Consumer<LogRecord> out, Clock clock) {
+    this.nvidiaSmi = nvidiaSmi;
+    this.intervalMs = intervalMs;
+    this.host = host;
+    this.out = out;
+    this.clock = clock;
+  }
+
+  /** The command line the sampler runs. */
+  public List<String> command() {
+    return List.of(
+        nvidiaSmi,
+        "--query-gpu=" + GpuMemoryQuery.QUERY,
+        "--format=csv,noheader,nounits",
+        "-lms",
+        String.valueOf(intervalMs));
+  }
+
+  @Override
+  public void run() {
+    long offset = 0;
+    String runId = Long.toString(clock.millis(), 36);
+    while (running) {
+      try {
+        process =
+            new ProcessBuilder(command()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        long[] off = {offset};
+        new StreamPump(
+                process.getInputStream(),
+                null,
+                4096,
+                l -> {
+                  samples.incrementAndGet();
+                  return LogRecord.builder().host(host).kind(RecordKind.GPU_MEMORY).stream(
+                          "nvidia-smi")
+                      .source("nvidia-smi")
+                      .sourceId(runId)
+                      .offset(off[0]++)
+                      .eventTime(clock.instant())
+                      .text(l.text())
+                      .build();
+                },
+                out)
+            .run();
+        offset = off[0];
+        process.waitFor();
+      } catch (IOException e) {
+        if (!warned) {
+          LOG.warn(
+              "GPU memory sampling is off: cannot run {} ({}); the agent goes on without it",
+              nvidiaSmi,
+              e.getMessage());
+          warned = true;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      try {
+        Thread.sleep(warned ? 300_000 : 5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  public long samples() {
+    return samples.get();
+  }
+
+  public boolean warned() {
+    return warned;
+  }
+
+  public void stop() {
+    running = false;
+    Process p = process;
+    if (p != null) {
+      p.destroy();
+    }
+  }
+}

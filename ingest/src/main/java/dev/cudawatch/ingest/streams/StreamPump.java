@@ -1,0 +1,59 @@
+package dev.cudawatch.ingest.streams;
+
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.ingest.framing.FramedLine;
+import dev.cudawatch.ingest.framing.LineFramer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * Reads a byte stream (a pipe, stdin, a device), passes it through unchanged when asked, and turns
+ * its lines into records.
+ */
+public final class StreamPump implements Runnable {
+  private final InputStream in;
+  private final OutputStream passThrough;
+  private final LineFramer framer;
+  private final Function<FramedLine, LogRecord> toRecord;
+  private final Consumer<LogRecord> out;
+
+  public StreamPump(
+      InputStream in,
+      OutputStream passThrough,
+      int maxLineBytes,
+      Function<FramedLine, LogRecord> toRecord,
+      Consumer<LogRecord> out) {
+    this.in = in;
+    this.passThrough = passThrough;
+    this.framer = new LineFramer(maxLineBytes, true, 0);
+    this.toRecord = toRecord;
+    this.out = out;
+  }
+
+  @Override
+  public void run() {
+    byte[] buf = new byte[8192];
+    Consumer<FramedLine> sink =
+        l -> {
+          LogRecord r = toRecord.apply(l);
+          if (r != null) {
+            out.accept(r);
+          }
+        };
+    try {
+      for (int n; (n = in.read(buf)) > 0; ) {
+        if (passThrough != null) {
+          passThrough.write(buf, 0, n); // unchanged, before anything else
+          passThrough.flush();
+        }
+        framer.feed(buf, 0, n, sink);
+      }
+    } catch (IOException e) {
+      // the writer closed its end
+    }
+    framer.flush(sink);
+  }
+}
