@@ -1,0 +1,101 @@
+package dev.cudawatch.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.ingest.framing.LineFramer;
+import dev.cudawatch.ingest.ship.Shipper;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Hostile input: the agent counts what it must change, ships the rest, and keeps running. */
+class AgentEdgeCasesIT {
+  @TempDir Path dir;
+
+  @Test
+  void hugeLinesBadBytesDeletedFilesAndUnreadableDirectories() throws Exception {
+    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+      broker.createTopics(Topics.ALL, 2);
+      KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
+      Path logs = Files.createDirectories(dir.resolve("logs"));
+      Path locked = Files.createDirectories(logs.resolve("locked"));
+      Files.writeString(locked.resolve("secret.log"), "hidden\n");
+      Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
+      boolean canDeny = !Files.isReadable(locked); // root reads everything
+      AgentSettings s = AgentSettings.defaults().with(kafka, List.of(logs + "/**.log"), dir.resolve("state").toString());
+      try (Shipper shipper = new Shipper(kafka);
+          Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
+        try (OutputStream o = Files.newOutputStream(logs.resolve("big.log"))) {
+          o.write("before\n".getBytes(StandardCharsets.UTF_8));
+          byte[] big = new byte[10 << 20];
+          java.util.Arrays.fill(big, (byte) 'x');
+          o.write(big);
+          o.write("\nbad \u0000 nul \n".getBytes(StandardCharsets.UTF_8));
+          o.write(new byte[] {'u', 't', 'f', (byte) 0xC3, (byte) 0x28, '\n'});
+          o.write("after\n".getBytes(StandardCharsets.UTF_8));
+        }
+        Path doomed = logs.resolve("doomed.log");
+        Files.writeString(doomed, "first\n");
+        agent.pollOnce();
+        Files.writeString(doomed, "second\n", java.nio.file.StandardOpenOption.APPEND);
+        Files.delete(doomed); // deleted while open: what it still holds is shipped
+        for (int i = 0; i < 5; i++) {
+          agent.pollOnce();
+        }
+        shipper.flush();
+        List<String> texts = read(broker.bootstrapServers(), 8);
+        assertTrue(texts.contains("before"));
+        assertTrue(texts.contains("after"));
+        assertTrue(texts.contains("bad \u0000 nul "));
+        assertTrue(texts.contains("utf\uFFFD("));
+        assertTrue(texts.contains("first") && texts.contains("second"), texts.toString());
+        String cut = texts.stream().filter(t -> t.startsWith("xxx")).findFirst().orElseThrow();
+        assertEquals(s.maxLineBytes() + LineFramer.TRUNCATED_MARKER.length(), cut.length());
+        assertEquals(1, agent.truncatedLines());
+        if (canDeny) {
+          assertTrue(agent.tailer().unreadable() > 0, "the unreadable directory is counted");
+          assertTrue(!texts.contains("hidden"));
+        }
+      } finally {
+        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+      }
+    }
+  }
+
+  private static List<String> read(String bootstrap, int atLeast) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (var c = new KafkaConsumer<byte[], byte[]>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, "edge",
+        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      c.subscribe(List.of(Topics.LOGS));
+      long deadline = System.currentTimeMillis() + 30_000;
+      long quiet = System.currentTimeMillis();
+      while (System.currentTimeMillis() < deadline && (out.size() < atLeast || System.currentTimeMillis() - quiet < 1000)) {
+        var recs = c.poll(Duration.ofMillis(200));
+        for (var r : recs) {
+          LogRecord rec = WireJson.readLogRecord(r.value());
+          out.add(rec.text());
+          quiet = System.currentTimeMillis();
+        }
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,100 @@
+package dev.cudawatch.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.ingest.ship.Shipper;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import java.io.BufferedWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The broker goes away for 30 s while a job keeps writing: the agent waits, then ships it all. */
+class AgentOutageIT {
+  @TempDir Path dir;
+
+  @Test
+  void aThirtySecondBrokerOutageLosesNothing() throws Exception {
+    Path data = dir.resolve("kafka");
+    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(data);
+    int bp = broker.brokerPort();
+    int cp = broker.controllerPort();
+    broker.createTopics(Topics.ALL, 2);
+    KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
+    Path logs = Files.createDirectories(dir.resolve("logs"));
+    AgentSettings s = AgentSettings.defaults().with(kafka, List.of(logs + "/*.log"), dir.resolve("state").toString());
+    Set<String> expected = new HashSet<>();
+    try (Shipper shipper = new Shipper(kafka);
+        Agent agent = new Agent(s, shipper, Clock.systemUTC());
+        BufferedWriter w = Files.newBufferedWriter(logs.resolve("job.log"), StandardCharsets.UTF_8)) {
+      Thread loop = new Thread(agent, "agent");
+      loop.setDaemon(true);
+      loop.start();
+      int n = 0;
+      long phaseEnd = System.currentTimeMillis() + 3000;
+      while (System.currentTimeMillis() < phaseEnd) {
+        n = write(w, n, expected);
+      }
+      broker.close(); // the broker is gone
+      long outageEnd = System.currentTimeMillis() + 30_000;
+      while (System.currentTimeMillis() < outageEnd) {
+        n = write(w, n, expected);
+      }
+      broker = EmbeddedKafkaBroker.start(data, bp, cp); // back, same address and data
+      phaseEnd = System.currentTimeMillis() + 3000;
+      while (System.currentTimeMillis() < phaseEnd) {
+        n = write(w, n, expected);
+      }
+      Set<String> got = read(broker.bootstrapServers(), expected.size());
+      Set<String> missing = new HashSet<>(expected);
+      missing.removeAll(got);
+      assertEquals(0, missing.size(), missing.size() + " lines lost, e.g. " + missing.stream().limit(5).toList());
+      assertTrue(shipper.sent() >= expected.size());
+    } finally {
+      broker.close();
+    }
+  }
+
+  private static int write(BufferedWriter w, int n, Set<String> expected) throws Exception {
+    for (int i = 0; i < 50; i++, n++) {
+      String line = "line " + n;
+      w.write(line + "\n");
+      expected.add(line);
+    }
+    w.flush();
+    Thread.sleep(10); // a job writing about 5,000 lines a second
+    return n;
+  }
+
+  private static Set<String> read(String bootstrap, int expected) throws Exception {
+    Set<String> out = new HashSet<>();
+    try (var c = new KafkaConsumer<byte[], byte[]>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, "outage",
+        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      c.subscribe(List.of(Topics.LOGS));
+      long deadline = System.currentTimeMillis() + 90_000;
+      while (out.size() < expected && System.currentTimeMillis() < deadline) {
+        for (var r : c.poll(Duration.ofMillis(200))) {
+          LogRecord rec = WireJson.readLogRecord(r.value());
+          out.add(rec.text());
+        }
+      }
+    }
+    return out;
+  }
+}
