@@ -40,7 +40,9 @@ class AgentEdgeCasesIT {
       Files.writeString(locked.resolve("secret.log"), "hidden\n");
       Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
       boolean canDeny = !Files.isReadable(locked); // root reads everything
-      AgentSettings s = AgentSettings.defaults().with(kafka, List.of(logs + "/**.log"), dir.resolve("state").toString());
+      AgentSettings s =
+          AgentSettings.defaults()
+              .with(kafka, List.of(logs + "/**.log"), dir.resolve("state").toString());
       try (Shipper shipper = new Shipper(kafka);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
         try (OutputStream o = Files.newOutputStream(logs.resolve("big.log"))) {
@@ -82,12 +84,22 @@ class AgentEdgeCasesIT {
 
   private static List<String> read(String bootstrap, int atLeast) throws Exception {
     List<String> out = new ArrayList<>();
-    try (var c = new KafkaConsumer<byte[], byte[]>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, "edge",
-        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (var c =
+        new KafkaConsumer<byte[], byte[]>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "edge",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest"),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
       c.subscribe(List.of(Topics.LOGS));
       long deadline = System.currentTimeMillis() + 30_000;
       long quiet = System.currentTimeMillis();
-      while (System.currentTimeMillis() < deadline && (out.size() < atLeast || System.currentTimeMillis() - quiet < 1000)) {
+      while (System.currentTimeMillis() < deadline
+          && (out.size() < atLeast || System.currentTimeMillis() - quiet < 1000)) {
         var recs = c.poll(Duration.ofMillis(200));
         for (var r : recs) {
           LogRecord rec = WireJson.readLogRecord(r.value());

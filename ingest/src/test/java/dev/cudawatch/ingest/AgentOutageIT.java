@@ -38,11 +38,14 @@ class AgentOutageIT {
     broker.createTopics(Topics.ALL, 2);
     KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
     Path logs = Files.createDirectories(dir.resolve("logs"));
-    AgentSettings s = AgentSettings.defaults().with(kafka, List.of(logs + "/*.log"), dir.resolve("state").toString());
+    AgentSettings s =
+        AgentSettings.defaults()
+            .with(kafka, List.of(logs + "/*.log"), dir.resolve("state").toString());
     Set<String> expected = new HashSet<>();
     try (Shipper shipper = new Shipper(kafka);
         Agent agent = new Agent(s, shipper, Clock.systemUTC());
-        BufferedWriter w = Files.newBufferedWriter(logs.resolve("job.log"), StandardCharsets.UTF_8)) {
+        BufferedWriter w =
+            Files.newBufferedWriter(logs.resolve("job.log"), StandardCharsets.UTF_8)) {
       Thread loop = new Thread(agent, "agent");
       loop.setDaemon(true);
       loop.start();
@@ -64,7 +67,10 @@ class AgentOutageIT {
       Set<String> got = read(broker.bootstrapServers(), expected.size());
       Set<String> missing = new HashSet<>(expected);
       missing.removeAll(got);
-      assertEquals(0, missing.size(), missing.size() + " lines lost, e.g. " + missing.stream().limit(5).toList());
+      assertEquals(
+          0,
+          missing.size(),
+          missing.size() + " lines lost, e.g. " + missing.stream().limit(5).toList());
       assertTrue(shipper.sent() >= expected.size());
     } finally {
       broker.close();
@@ -84,8 +90,17 @@ class AgentOutageIT {
 
   private static Set<String> read(String bootstrap, int expected) throws Exception {
     Set<String> out = new HashSet<>();
-    try (var c = new KafkaConsumer<byte[], byte[]>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, "outage",
-        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (var c =
+        new KafkaConsumer<byte[], byte[]>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG,
+                "outage",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest"),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
       c.subscribe(List.of(Topics.LOGS));
       long deadline = System.currentTimeMillis() + 90_000;
       while (out.size() < expected && System.currentTimeMillis() < deadline) {

@@ -38,6 +38,8 @@ public final class Shipper implements AutoCloseable {
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
     p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+    // 8 MiB of batches in flight is plenty for a node and keeps the agent inside a small heap
+    p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 8L << 20);
     p.putAll(kafka.properties()); // the operator's settings win, except the guarantees below
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
