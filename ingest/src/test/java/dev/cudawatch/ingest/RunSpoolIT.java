@@ -1,0 +1,114 @@
+package dev.cudawatch.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code cudawatch run} with no reachable Kafka spools the job's output; the agent ships it later.
+ */
+class RunSpoolIT {
+  @TempDir Path dir;
+
+  @Test
+  void aRunWithoutKafkaIsShippedByTheAgentLater() throws Exception {
+    Path state = dir.resolve("state");
+    Path config = dir.resolve("agent.yaml");
+    int deadPort = dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker.freePort();
+    Files.writeString(
+        config,
+        "kafka:\n  bootstrap_servers: 127.0.0.1:" + deadPort + "\nstate_dir: " + state + "\n");
+    RunMain run = new RunMain();
+    int code =
+        new CommandLine(run)
+            .setStopAtPositional(true)
+            .execute(
+                "--config",
+                config.toString(),
+                "--job",
+                "j7",
+                "--drain-seconds",
+                "1",
+                "--",
+                "sh",
+                "-c",
+                "echo out-line; echo err-line >&2; exit 3");
+    assertEquals(3, code, "the command's status");
+    assertTrue(
+        Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isPresent(), "output spooled");
+
+    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+      broker.createTopics(Topics.ALL, 2);
+      AgentSettings s =
+          AgentSettings.defaults()
+              .with(
+                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
+                  List.of(),
+                  state.toString())
+              .withSources(null, 0, -1);
+      List<LogRecord> got = new ArrayList<>();
+      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
+        agent.start(false);
+        try (var c =
+            new KafkaConsumer<byte[], byte[]>(
+                Map.of(
+                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    broker.bootstrapServers(),
+                    ConsumerConfig.GROUP_ID_CONFIG,
+                    "run",
+                    ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                    "earliest"),
+                new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+          c.subscribe(List.of(Topics.LOGS));
+          long deadline = System.currentTimeMillis() + 60_000;
+          while (got.size() < 3 && System.currentTimeMillis() < deadline) {
+            for (var r : c.poll(Duration.ofMillis(200))) {
+              got.add(WireJson.readLogRecord(r.value()));
+            }
+          }
+        }
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isPresent()
+            && System.currentTimeMillis() < deadline) {
+          Thread.sleep(100);
+        }
+        assertTrue(
+            Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isEmpty(),
+            "the shipped spool is removed");
+      }
+      assertEquals(3, got.size());
+      assertTrue(
+          got.stream()
+              .anyMatch(
+                  r ->
+                      r.text().equals("out-line")
+                          && r.stream().equals("stdout")
+                          && "j7".equals(r.job())));
+      assertTrue(
+          got.stream().anyMatch(r -> r.text().equals("err-line") && r.stream().equals("stderr")));
+      assertTrue(
+          got.stream()
+              .anyMatch(r -> r.kind() == RecordKind.EXIT && r.text().contains("exit_code=3")));
+    }
+  }
+}
