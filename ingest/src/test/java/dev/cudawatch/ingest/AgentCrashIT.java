@@ -7,6 +7,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.TopicReader;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,14 +17,10 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -171,39 +168,16 @@ class AgentCrashIT {
   private static Map<String, Integer> readUntil(
       EmbeddedKafkaBroker broker, int expected, Duration timeout) throws Exception {
     Map<String, String> textById = new HashMap<>();
-    try (var c =
-        new KafkaConsumer<byte[], byte[]>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "crash-it",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest",
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
-                5000),
-            new ByteArrayDeserializer(),
-            new ByteArrayDeserializer())) {
-      c.subscribe(List.of(Topics.LOGS));
-      long deadline = System.nanoTime() + timeout.toNanos();
-      Set<String> texts = new HashSet<>();
-      long quietSince = System.nanoTime();
-      while (System.nanoTime() < deadline) {
-        var recs = c.poll(Duration.ofMillis(200));
-        for (var r : recs) {
-          LogRecord rec = WireJson.readLogRecord(r.value());
-          String text = rec.text().substring(0, rec.text().lastIndexOf(' '));
-          textById.put(rec.id(), text);
-          texts.add(text);
-        }
-        if (!recs.isEmpty()) {
-          quietSince = System.nanoTime();
-        }
-        if (texts.size() >= expected
-            && System.nanoTime() - quietSince > TimeUnit.SECONDS.toNanos(2)) {
-          break;
-        }
-      }
+    for (byte[] b :
+        TopicReader.readAll(
+            broker.bootstrapServers(),
+            Topics.LOGS,
+            expected,
+            Duration.ofSeconds(3),
+            timeout,
+            false)) {
+      LogRecord rec = WireJson.readLogRecord(b);
+      textById.put(rec.id(), rec.text().substring(0, rec.text().lastIndexOf(' ')));
     }
     Map<String, Integer> perText = new HashMap<>();
     textById.values().forEach(t -> perText.merge(t, 1, Integer::sum));

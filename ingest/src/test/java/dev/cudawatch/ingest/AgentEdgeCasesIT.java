@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.framing.LineFramer;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.TopicReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,9 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -84,29 +81,15 @@ class AgentEdgeCasesIT {
 
   private static List<String> read(String bootstrap, int atLeast) throws Exception {
     List<String> out = new ArrayList<>();
-    try (var c =
-        new KafkaConsumer<byte[], byte[]>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrap,
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "edge",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new ByteArrayDeserializer(),
-            new ByteArrayDeserializer())) {
-      c.subscribe(List.of(Topics.LOGS));
-      long deadline = System.currentTimeMillis() + 30_000;
-      long quiet = System.currentTimeMillis();
-      while (System.currentTimeMillis() < deadline
-          && (out.size() < atLeast || System.currentTimeMillis() - quiet < 1000)) {
-        var recs = c.poll(Duration.ofMillis(200));
-        for (var r : recs) {
-          LogRecord rec = WireJson.readLogRecord(r.value());
-          out.add(rec.text());
-          quiet = System.currentTimeMillis();
-        }
-      }
+    for (byte[] b :
+        TopicReader.readAll(
+            bootstrap,
+            Topics.LOGS,
+            atLeast,
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(30),
+            false)) {
+      out.add(WireJson.readLogRecord(b).text());
     }
     return out;
   }

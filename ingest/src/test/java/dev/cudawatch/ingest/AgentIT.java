@@ -8,6 +8,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,9 +19,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -106,28 +104,15 @@ class AgentIT {
 
   private static List<LogRecord> readAll() throws Exception {
     List<LogRecord> out = new ArrayList<>();
-    try (var c =
-        new KafkaConsumer<byte[], byte[]>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "agent-it",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new ByteArrayDeserializer(),
-            new ByteArrayDeserializer())) {
-      c.subscribe(List.of(Topics.LOGS));
-      long quietSince = System.currentTimeMillis();
-      while (System.currentTimeMillis() - quietSince < 3000) {
-        var recs = c.poll(Duration.ofMillis(200));
-        if (!recs.isEmpty()) {
-          quietSince = System.currentTimeMillis();
-        }
-        for (var r : recs) {
-          out.add(WireJson.readLogRecord(r.value()));
-        }
-      }
+    for (byte[] b :
+        TopicReader.readAll(
+            broker.bootstrapServers(),
+            Topics.LOGS,
+            1,
+            Duration.ofSeconds(3),
+            Duration.ofSeconds(60),
+            false)) {
+      out.add(WireJson.readLogRecord(b));
     }
     return out;
   }

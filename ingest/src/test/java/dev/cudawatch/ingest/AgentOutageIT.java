@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.TopicReader;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,9 +19,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -90,25 +87,15 @@ class AgentOutageIT {
 
   private static Set<String> read(String bootstrap, int expected) throws Exception {
     Set<String> out = new HashSet<>();
-    try (var c =
-        new KafkaConsumer<byte[], byte[]>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrap,
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "outage",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest"),
-            new ByteArrayDeserializer(),
-            new ByteArrayDeserializer())) {
-      c.subscribe(List.of(Topics.LOGS));
-      long deadline = System.currentTimeMillis() + 90_000;
-      while (out.size() < expected && System.currentTimeMillis() < deadline) {
-        for (var r : c.poll(Duration.ofMillis(200))) {
-          LogRecord rec = WireJson.readLogRecord(r.value());
-          out.add(rec.text());
-        }
-      }
+    for (byte[] b :
+        TopicReader.readAll(
+            bootstrap,
+            Topics.LOGS,
+            expected,
+            Duration.ofSeconds(1),
+            Duration.ofSeconds(90),
+            false)) {
+      out.add(WireJson.readLogRecord(b).text());
     }
     return out;
   }

@@ -11,6 +11,7 @@ import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,12 +24,9 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,31 +121,13 @@ class ProcessorJobIT {
   }
 
   private static List<byte[]> readCommitted(String topic, int expect) {
-    List<byte[]> out = new ArrayList<>();
-    try (var c =
-        new KafkaConsumer<byte[], byte[]>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                broker.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "it-" + topic,
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-                "read_committed"),
-            new ByteArrayDeserializer(),
-            new ByteArrayDeserializer())) {
-      c.subscribe(List.of(topic));
-      long deadline = System.currentTimeMillis() + 60_000;
-      while (out.size() < expect && System.currentTimeMillis() < deadline) {
-        c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
-      }
-      // a little longer, to catch a duplicate
-      long settle = System.currentTimeMillis() + 3000;
-      while (System.currentTimeMillis() < settle) {
-        c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
-      }
-    }
-    return out;
+    // a little longer than needed, to catch a duplicate
+    return TopicReader.readAll(
+        broker.bootstrapServers(),
+        topic,
+        expect,
+        Duration.ofSeconds(3),
+        Duration.ofSeconds(60),
+        true);
   }
 }

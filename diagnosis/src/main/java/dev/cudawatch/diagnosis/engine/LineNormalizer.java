@@ -1,5 +1,7 @@
 package dev.cudawatch.diagnosis.engine;
 
+import dev.cudawatch.common.text.Ansi;
+
 /** Normalises raw lines; stateless and allocation-free for ordinary lines. */
 public final class LineNormalizer {
   /** Lines longer than this are cut before matching: error messages are short, junk is not. */
@@ -24,7 +26,7 @@ public final class LineNormalizer {
       s = s.substring(cr + 1); // a progress bar: only its last state is on screen
     }
     if (s.indexOf('\u001b') >= 0) {
-      s = stripAnsi(s);
+      s = Ansi.strip(s);
     }
     if (s.indexOf('\u0000') >= 0) {
       s = s.replace('\u0000', ' ');
@@ -49,33 +51,5 @@ public final class LineNormalizer {
       }
     }
     return new NormalizedLine(s, rank);
-  }
-
-  /** Removes CSI ({@code ESC [ ... letter}) and two-character escape sequences. */
-  static String stripAnsi(String s) {
-    StringBuilder out = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c != '\u001b') {
-        out.append(c);
-        continue;
-      }
-      if (i + 1 < s.length() && s.charAt(i + 1) == '[') {
-        int j = i + 2;
-        while (j < s.length() && (s.charAt(j) < '@' || s.charAt(j) > '~')) {
-          j++;
-        }
-        i = j;
-      } else if (i + 1 < s.length() && s.charAt(i + 1) == ']') {
-        int j = i + 2; // OSC: ends at BEL or ESC \
-        while (j < s.length() && s.charAt(j) != '\u0007' && s.charAt(j) != '\u001b') {
-          j++;
-        }
-        i = (j < s.length() && s.charAt(j) == '\u001b') ? j + 1 : j;
-      } else {
-        i++;
-      }
-    }
-    return out.toString();
   }
 }

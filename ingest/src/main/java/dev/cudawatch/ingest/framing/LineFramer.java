@@ -1,5 +1,6 @@
 package dev.cudawatch.ingest.framing;
 
+import dev.cudawatch.common.text.Ansi;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharsetDecoder;

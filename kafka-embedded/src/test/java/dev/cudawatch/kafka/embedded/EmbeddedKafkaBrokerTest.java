@@ -3,17 +3,11 @@ package dev.cudawatch.kafka.embedded;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,26 +43,15 @@ class EmbeddedKafkaBrokerTest {
   }
 
   static List<String> readAll(String bootstrap, String topic, int expect) {
-    List<String> out = new ArrayList<>();
-    try (var c =
-        new KafkaConsumer<String, String>(
-            Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrap,
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                "earliest",
-                ConsumerConfig.GROUP_ID_CONFIG,
-                "g"),
-            new StringDeserializer(),
-            new StringDeserializer())) {
-      c.subscribe(List.of(topic));
-      long deadline = System.currentTimeMillis() + 30_000;
-      while (out.size() < expect && System.currentTimeMillis() < deadline) {
-        for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-          out.add(r.value());
-        }
-      }
-    }
-    return out;
+    return TopicReader.readAll(
+            bootstrap,
+            topic,
+            expect,
+            java.time.Duration.ZERO,
+            java.time.Duration.ofSeconds(30),
+            false)
+        .stream()
+        .map(b -> new String(b, java.nio.charset.StandardCharsets.UTF_8))
+        .toList();
   }
 }

@@ -1,4 +1,4 @@
-package dev.cudawatch.ingest.framing;
+package dev.cudawatch.common.text;
 
 /** Removes terminal escape sequences (colours, cursor moves) from text. */
 public final class Ansi {
