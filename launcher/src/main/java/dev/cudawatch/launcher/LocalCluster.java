@@ -95,7 +95,9 @@ public final class LocalCluster implements AutoCloseable {
             60_000L,
             ps.flushAfterMs(),
             ps.stateTtlHours(),
-            ps.catalogs());
+            ps.catalogs(),
+            ps.rules(),
+            ps.maxOutOfOrderSeconds());
     ps.validate("");
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);

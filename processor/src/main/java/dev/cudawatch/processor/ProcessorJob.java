@@ -12,6 +12,7 @@ import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
 import dev.cudawatch.processor.records.RawRecord;
+import dev.cudawatch.processor.rules.RuleSet;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -32,6 +33,7 @@ public final class ProcessorJob {
   private final Sink<DeadLetter> deadLetters;
   private final ProcessorSettings settings;
   private final Map<String, byte[]> catalogs;
+  private final RuleSet rules;
 
   public ProcessorJob(
       Source<RawRecord, ?, ?> source,
@@ -39,13 +41,15 @@ public final class ProcessorJob {
       Sink<Alert> alerts,
       Sink<DeadLetter> deadLetters,
       ProcessorSettings settings,
-      Map<String, byte[]> catalogs) {
+      Map<String, byte[]> catalogs,
+      RuleSet rules) {
     this.source = source;
     this.incidents = incidents;
     this.alerts = alerts;
     this.deadLetters = deadLetters;
     this.settings = settings;
     this.catalogs = catalogs;
+    this.rules = rules;
   }
 
   /** Adds the pipeline to {@code env}; the caller executes it. */

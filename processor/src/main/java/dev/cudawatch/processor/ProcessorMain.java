@@ -5,6 +5,7 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.processor.rules.RuleSet;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,12 +69,17 @@ public final class ProcessorMain implements Callable<Integer> {
     for (String c : s.catalogs()) {
       catalogs.put(c, Files.readAllBytes(Path.of(c)));
     }
+    Map<String, byte[]> ruleFiles = new LinkedHashMap<>();
+    for (String r : s.rules()) {
+      ruleFiles.put(r, Files.readAllBytes(Path.of(r)));
+    }
     return new ProcessorJob(
         KafkaConnectors.logSource(s),
         KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
         KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
         KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
         s,
-        catalogs);
+        catalogs,
+        RuleSet.load(ruleFiles));
   }
 }

@@ -16,6 +16,8 @@ import java.util.List;
  * @param flushAfterMs a stream quiet this long emits its open incidents
  * @param stateTtlHours per-stream state unused this long is dropped
  * @param catalogs extra signature catalogs (YAML paths), read at submission
+ * @param rules extra detection rule files (YAML paths), read at submission
+ * @param maxOutOfOrderSeconds how late an incident may arrive and still count in rule windows
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
@@ -26,7 +28,9 @@ public record ProcessorSettings(
     Long transactionTimeoutMs,
     Long flushAfterMs,
     Long stateTtlHours,
-    List<String> catalogs)
+    List<String> catalogs,
+    List<String> rules,
+    Long maxOutOfOrderSeconds)
     implements Validated {
 
   public ProcessorSettings {
@@ -40,10 +44,12 @@ public record ProcessorSettings(
     flushAfterMs = flushAfterMs == null ? 1000L : flushAfterMs;
     stateTtlHours = stateTtlHours == null ? 24L : stateTtlHours;
     catalogs = catalogs == null ? List.of() : List.copyOf(catalogs);
+    rules = rules == null ? List.of() : List.copyOf(rules);
+    maxOutOfOrderSeconds = maxOutOfOrderSeconds == null ? 5L : maxOutOfOrderSeconds;
   }
 
   public static ProcessorSettings defaults() {
-    return new ProcessorSettings(null, null, null, null, null, null, null, null, null);
+    return new ProcessorSettings(null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public ProcessorSettings withKafka(KafkaSettings k) {
@@ -56,7 +62,9 @@ public record ProcessorSettings(
         transactionTimeoutMs,
         flushAfterMs,
         stateTtlHours,
-        catalogs);
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds);
   }
 
   public ProcessorSettings withTransactionalIdPrefix(String p) {
@@ -69,7 +77,9 @@ public record ProcessorSettings(
         transactionTimeoutMs,
         flushAfterMs,
         stateTtlHours,
-        catalogs);
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds);
   }
 
   public ProcessorSettings withCatalogs(List<String> c) {
@@ -82,7 +92,9 @@ public record ProcessorSettings(
         transactionTimeoutMs,
         flushAfterMs,
         stateTtlHours,
-        c);
+        c,
+        rules,
+        maxOutOfOrderSeconds);
   }
 
   @Override

@@ -1,0 +1,55 @@
+package dev.cudawatch.processor.rules;
+
+import dev.cudawatch.common.wire.Incident;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.util.Collector;
+
+/** Fans each incident out to the rules that count its class, keyed by the rules' key fields. */
+public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
+  private static final long serialVersionUID = 1L;
+  private final RuleSet rules;
+
+  public MatchRules(RuleSet rules) {
+    this.rules = rules;
+  }
+
+  @Override
+  public void flatMap(Incident i, Collector<RuleEvent> out) {
+    if (!i.root()) {
+      return; // consequences describe the same failure: count roots only
+    }
+    long t = (i.eventTime() != null ? i.eventTime() : i.detectedTime()).toEpochMilli();
+    for (RuleSpec r : rules.rules()) {
+      if (!r.classes().contains(i.incidentClass())) {
+        continue;
+      }
+      Map<String, String> labels = new LinkedHashMap<>();
+      StringBuilder key = new StringBuilder(r.name());
+      boolean complete = true;
+      for (String k : r.key()) {
+        String v = value(i, k);
+        if (v == null) {
+          complete = false; // an incident without the key field cannot be counted with others
+          break;
+        }
+        labels.put(k, v);
+        key.append('|').append(v);
+      }
+      if (complete) {
+        out.collect(new RuleEvent(r.name(), key.toString(), labels, i.id(), t));
+      }
+    }
+  }
+
+  static String value(Incident i, String k) {
+    return switch (k) {
+      case "host" -> i.host();
+      case "job" -> i.job();
+      case "class" -> i.incidentClass();
+      case "source" -> i.source();
+      default -> i.fields().get(k) == null ? null : String.valueOf(i.fields().get(k));
+    };
+  }
+}

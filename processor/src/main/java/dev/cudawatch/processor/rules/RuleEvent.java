@@ -1,0 +1,15 @@
+package dev.cudawatch.processor.rules;
+
+import java.util.Map;
+
+/**
+ * An incident as one rule sees it: the rule, the key it counts under, and when it happened.
+ *
+ * @param rule rule name
+ * @param key the rule name and the key fields' values, the operator's key
+ * @param labels key fields by name, for the alert's labels
+ * @param incidentId to count an incident once
+ * @param eventTime event time in epoch milliseconds
+ */
+public record RuleEvent(
+    String rule, String key, Map<String, String> labels, String incidentId, long eventTime) {}

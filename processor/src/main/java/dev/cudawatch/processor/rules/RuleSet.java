@@ -1,0 +1,96 @@
+package dev.cudawatch.processor.rules;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.cudawatch.common.config.ConfigException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** The detection rules: shipped defaults, then the site's files (same name replaces). */
+public final class RuleSet implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private static final Set<String> TYPES = Set.of("count");
+  private static final Set<String> KEYS =
+      Set.of("host", "job", "gpu", "pci", "rank", "class", "user_frame", "source");
+  private static final ObjectMapper YAML =
+      YAMLMapper.builder(new YAMLFactory())
+          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .build();
+
+  private final List<RuleSpec> rules;
+
+  private RuleSet(List<RuleSpec> rules) {
+    this.rules = List.copyOf(rules);
+  }
+
+  /** The shipped rules plus the given files' (name, YAML bytes). */
+  public static RuleSet load(Map<String, byte[]> siteFiles) {
+    Map<String, RuleSpec> byName = new LinkedHashMap<>();
+    try (InputStream in = RuleSet.class.getResourceAsStream("/cudawatch/rules.yaml")) {
+      read("builtin:rules.yaml", in.readAllBytes(), byName);
+    } catch (IOException e) {
+      throw new ConfigException("builtin rules: " + e.getMessage(), e);
+    }
+    siteFiles.forEach((name, bytes) -> read(name, bytes, byName));
+    return new RuleSet(new ArrayList<>(byName.values()));
+  }
+
+  private static void read(String origin, byte[] yaml, Map<String, RuleSpec> into) {
+    try {
+      JsonNode root = YAML.readTree(yaml);
+      for (var it = root.fieldNames(); it.hasNext(); ) {
+        String k = it.next();
+        if (!k.equals("version") && !k.equals("rules")) {
+          throw new ConfigException(origin + ": unknown key '" + k + "' (known: version, rules)");
+        }
+      }
+      for (JsonNode n : root.path("rules")) {
+        RuleSpec r = YAML.treeToValue(n, RuleSpec.class);
+        validate(origin, r);
+        into.put(r.name(), r);
+      }
+    } catch (IOException e) {
+      throw new ConfigException(origin + ": " + e.getMessage().lines().findFirst().orElse(""), e);
+    }
+  }
+
+  private static void validate(String origin, RuleSpec r) {
+    String where = origin + ": rule '" + r.name() + "': ";
+    if (r.name() == null || r.name().isBlank()) {
+      throw new ConfigException(origin + ": a rule needs a name");
+    }
+    if (!TYPES.contains(r.type())) {
+      throw new ConfigException(where + "unknown type '" + r.type() + "' (use " + TYPES + ")");
+    }
+    if (r.classes().isEmpty()) {
+      throw new ConfigException(where + "needs classes");
+    }
+    for (String k : r.key()) {
+      if (!KEYS.contains(k)) {
+        throw new ConfigException(where + "unknown key field '" + k + "' (use " + KEYS + ")");
+      }
+    }
+    if (r.windowSeconds() == null
+        || r.windowSeconds() < 1
+        || r.threshold() == null
+        || r.threshold() < 1
+        || r.threshold() > 10_000) {
+      throw new ConfigException(where + "needs window_seconds >= 1 and threshold 1..10000");
+    }
+  }
+
+  public List<RuleSpec> rules() {
+    return rules;
+  }
+}
