@@ -12,6 +12,9 @@ import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
 import dev.cudawatch.processor.records.RawRecord;
+import dev.cudawatch.processor.rules.CountRule;
+import dev.cudawatch.processor.rules.MatchRules;
+import dev.cudawatch.processor.rules.RuleEvent;
 import dev.cudawatch.processor.rules.RuleSet;
 import java.time.Duration;
 import java.util.Map;
@@ -85,9 +88,29 @@ public final class ProcessorJob {
             .uid("memory-trend");
     DataStream<Incident> all = fromLines.union(fromMemory);
     all.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
+    // Rules count incidents in event time: watermarks follow the incidents' first-line times.
+    DataStream<Alert> ruleAlerts =
+        all.assignTimestampsAndWatermarks(
+                WatermarkStrategy.<Incident>forBoundedOutOfOrderness(
+                        Duration.ofSeconds(settings.maxOutOfOrderSeconds()))
+                    .withTimestampAssigner(
+                        (i, ts) ->
+                            (i.eventTime() != null ? i.eventTime() : i.detectedTime())
+                                .toEpochMilli())
+                    .withIdleness(Duration.ofSeconds(30)))
+            .name("incident-time")
+            .uid("incident-time")
+            .flatMap(new MatchRules(rules))
+            .name("match-rules")
+            .uid("match-rules")
+            .keyBy(RuleEvent::key)
+            .process(new CountRule(rules))
+            .name("count-rules")
+            .uid("count-rules");
     all.flatMap(new IncidentAlerts())
         .name("incident-alerts")
         .uid("incident-alerts")
+        .union(ruleAlerts)
         .sinkTo(alerts)
         .name(Topics.ALERTS)
         .uid("sink-alerts");

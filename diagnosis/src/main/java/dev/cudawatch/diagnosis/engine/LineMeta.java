@@ -9,5 +9,12 @@ import java.time.Instant;
  * @param eventTime when it was written
  * @param rank rank from the agent's metadata, or null
  * @param localRank local rank from the agent's metadata, or null
+ * @param gpu the GPU the agent knows the line's process uses (CUDA_VISIBLE_DEVICES, PCI address),
+ *     or null; used when the text does not name one
  */
-public record LineMeta(String recordId, Instant eventTime, Integer rank, Integer localRank) {}
+public record LineMeta(
+    String recordId, Instant eventTime, Integer rank, Integer localRank, Integer gpu) {
+  public LineMeta(String recordId, Instant eventTime, Integer rank, Integer localRank) {
+    this(recordId, eventTime, rank, localRank, null);
+  }
+}

@@ -128,6 +128,9 @@ public final class StreamClassifier {
     if (meta != null && meta.localRank() != null) {
       fields.putIfAbsent("local_rank", meta.localRank().longValue());
     }
+    if (meta != null && meta.gpu() != null) {
+      fields.putIfAbsent("gpu", meta.gpu().longValue());
+    }
     Matcher et = EXCEPTION_TYPE.matcher(text);
     if (et.find()) {
       fields.putIfAbsent("exception_type", et.group(1));

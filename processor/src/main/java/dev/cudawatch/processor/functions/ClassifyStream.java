@@ -96,7 +96,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     emit(
         c.accept(
             r.text(),
-            new LineMeta(r.id(), r.eventTime(), r.rank(), r.localRank()),
+            new LineMeta(r.id(), r.eventTime(), r.rank(), r.localRank(), r.gpu()),
             Instant.ofEpochMilli(now)),
         out);
     if (!s.isIdle()) {
