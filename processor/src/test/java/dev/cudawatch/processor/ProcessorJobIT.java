@@ -182,7 +182,7 @@ class ProcessorJobIT {
           TopicReader.readAll(
               broker.bootstrapServers(),
               Topics.ALERTS,
-              100,
+              4,
               Duration.ofSeconds(5),
               Duration.ofSeconds(40),
               true)) {

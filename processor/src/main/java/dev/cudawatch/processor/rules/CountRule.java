@@ -30,6 +30,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
   private final RuleSet rules;
   private transient Map<String, RuleSpec> byName;
   private transient MapState<String, Long> events; // incident id -> event time
+  private transient MapState<String, String> values; // incident id -> the value counted
   private transient ValueState<Long> firingSince;
   private transient ValueState<Long> timer;
 
@@ -44,6 +45,9 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
     events =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>("events", Types.STRING, Types.LONG));
+    values =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>("values", Types.STRING, Types.STRING));
     firingSince =
         getRuntimeContext().getState(new ValueStateDescriptor<>("firing-since", Types.LONG));
     timer = getRuntimeContext().getState(new ValueStateDescriptor<>("timer", Types.LONG));
@@ -61,6 +65,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
       return; // later than the window: it cannot change this alert any more
     }
     events.put(e.incidentId(), e.eventTime());
+    values.put(e.incidentId(), e.distinctValue());
     trim();
     evaluate(r, e.labels(), Math.max(e.eventTime(), wm), ctx, out);
   }
@@ -78,6 +83,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
     RuleSpec r = byName.get(name);
     if (r == null) {
       events.clear();
+      values.clear();
       firingSince.clear();
       return;
     }
@@ -92,19 +98,22 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
       throws Exception {
     long window = r.windowSeconds() * 1000;
     long oldestInWindow = Long.MAX_VALUE;
-    int count = 0;
+    java.util.Set<String> counted = new java.util.HashSet<>();
     List<String> expired = new ArrayList<>();
     for (Map.Entry<String, Long> e : events.entries()) {
       if (e.getValue() <= now - window) {
         expired.add(e.getKey());
       } else {
-        count++;
+        String v = values.get(e.getKey());
+        counted.add(v != null ? v : e.getKey());
         oldestInWindow = Math.min(oldestInWindow, e.getValue());
       }
     }
     for (String id : expired) {
       events.remove(id);
+      values.remove(id);
     }
+    int count = counted.size();
     Long since = firingSince.value();
     Map<String, String> keyLabels = labels != null ? labels : labelsFromKey(r, ctx.getCurrentKey());
     if (count >= r.threshold() && since == null) {
@@ -125,6 +134,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
       timer.update(next);
     } else {
       events.clear(); // nothing in the window: nothing left behind for this key
+      values.clear();
     }
   }
 
@@ -141,6 +151,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
     }
     if (n > MAX_EVENTS && oldest != null) {
       events.remove(oldest);
+      values.remove(oldest);
     }
   }
 

@@ -37,8 +37,9 @@ public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
         labels.put(k, v);
         key.append('|').append(v);
       }
-      if (complete) {
-        out.collect(new RuleEvent(r.name(), key.toString(), labels, i.id(), t));
+      String distinct = r.distinct() == null ? i.id() : value(i, r.distinct());
+      if (complete && distinct != null) {
+        out.collect(new RuleEvent(r.name(), key.toString(), labels, i.id(), t, distinct));
       }
     }
   }

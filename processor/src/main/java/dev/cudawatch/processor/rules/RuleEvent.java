@@ -10,6 +10,12 @@ import java.util.Map;
  * @param labels key fields by name, for the alert's labels
  * @param incidentId to count an incident once
  * @param eventTime event time in epoch milliseconds
+ * @param distinctValue the value of the rule's {@code distinct} field, or the incident id
  */
 public record RuleEvent(
-    String rule, String key, Map<String, String> labels, String incidentId, long eventTime) {}
+    String rule,
+    String key,
+    Map<String, String> labels,
+    String incidentId,
+    long eventTime,
+    String distinctValue) {}

@@ -81,6 +81,10 @@ public final class RuleSet implements Serializable {
         throw new ConfigException(where + "unknown key field '" + k + "' (use " + KEYS + ")");
       }
     }
+    if (r.distinct() != null && !KEYS.contains(r.distinct())) {
+      throw new ConfigException(
+          where + "unknown distinct field '" + r.distinct() + "' (use " + KEYS + ")");
+    }
     if (r.windowSeconds() == null
         || r.windowSeconds() < 1
         || r.threshold() == null

@@ -11,7 +11,9 @@ import java.util.List;
  * @param classes incident classes it counts
  * @param key fields that must match for incidents to count together
  * @param windowSeconds event-time window
- * @param threshold incidents in the window that fire the alert
+ * @param threshold incidents (or distinct values of {@code distinct}) in the window that fire it
+ * @param distinct when set, count distinct values of this field rather than incidents (distinct
+ *     jobs on one GPU: a lemon GPU; distinct hosts at one user frame: a code bug)
  * @param severity critical, error, warning
  * @param summary annotation template
  * @param description annotation text
@@ -23,6 +25,7 @@ public record RuleSpec(
     List<String> key,
     Long windowSeconds,
     Integer threshold,
+    String distinct,
     String severity,
     String summary,
     String description)

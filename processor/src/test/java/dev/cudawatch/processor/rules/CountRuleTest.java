@@ -25,6 +25,17 @@ class CountRuleTest {
 
   private static Incident incident(
       String id, String cls, String host, long gpu, long t, boolean root) {
+    return incident(id, cls, host, "job-1", Map.of("gpu", gpu), t, root);
+  }
+
+  private static Incident incident(
+      String id,
+      String cls,
+      String host,
+      String job,
+      Map<String, Object> fields,
+      long t,
+      boolean root) {
     Instant at = Instant.ofEpochMilli(t);
     return new Incident(
         1,
@@ -36,12 +47,12 @@ class CountRuleTest {
         "error",
         "application",
         "s",
-        Map.of("gpu", gpu),
+        fields,
         "s",
         "e",
         List.of(),
         host,
-        "job-1",
+        job,
         "/l",
         1,
         "rec-" + id,
@@ -49,6 +60,72 @@ class CountRuleTest {
         at,
         List.of(),
         null);
+  }
+
+  private static void feed(
+      KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h, Incident i)
+      throws Exception {
+    for (RuleEvent e : match(i)) {
+      h.processElement(e, e.eventTime());
+    }
+  }
+
+  @Test
+  void differentJobsFailingOnOneGpuMarkALemonGpu() throws Exception {
+    try (KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h =
+        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+            new CountRule(RULES), RuleEvent::key, Types.STRING)) {
+      h.open();
+      long t0 = 5_000_000;
+      feed(h, incident("x1", "kernel_exception", "node-4", "job-a", Map.of("gpu", 5L), t0, true));
+      feed(
+          h,
+          incident("x2", "kernel_exception", "node-4", "job-a", Map.of("gpu", 5L), t0 + MIN, true));
+      assertTrue(
+          h.extractOutputValues().stream().noneMatch(a -> a.alertName().equals("LemonGpu")),
+          "one job failing twice is no lemon");
+      feed(
+          h, incident("x3", "ecc_error", "node-4", "job-b", Map.of("gpu", 5L), t0 + 2 * MIN, true));
+      Alert lemon =
+          h.extractOutputValues().stream()
+              .filter(a -> a.alertName().equals("LemonGpu"))
+              .findFirst()
+              .orElseThrow();
+      assertEquals("node-4", lemon.labels().get("host"));
+      assertEquals("5", lemon.labels().get("gpu"));
+      assertTrue(
+          lemon.annotations().get("summary").contains("failed 2 different jobs"),
+          lemon.annotations().get("summary"));
+      h.processWatermark(new Watermark(t0 + 25 * 60 * MIN));
+      assertEquals(0, h.numEventTimeTimers());
+      assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+
+  @Test
+  void theSameUserFrameFailingOnTwoHostsIsACodeBug() throws Exception {
+    try (KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h =
+        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+            new CountRule(RULES), RuleEvent::key, Types.STRING)) {
+      h.open();
+      long t0 = 9_000_000;
+      Map<String, Object> f = Map.of("user_frame", "/srv/train.py:88", "gpu", 0L);
+      feed(h, incident("y1", "device_assert", "node-1", "job-a", f, t0, true));
+      feed(h, incident("y2", "device_assert", "node-1", "job-b", f, t0 + MIN, true));
+      assertTrue(
+          h.extractOutputValues().stream().noneMatch(a -> a.alertName().equals("CodeBug")),
+          "one host is not yet a pattern");
+      feed(h, incident("y3", "device_assert", "node-2", "job-c", f, t0 + 2 * MIN, true));
+      Alert bug =
+          h.extractOutputValues().stream()
+              .filter(a -> a.alertName().equals("CodeBug"))
+              .findFirst()
+              .orElseThrow();
+      assertEquals("/srv/train.py:88", bug.labels().get("user_frame"));
+      assertTrue(
+          bug.annotations().get("summary").contains("on 2 different hosts"),
+          bug.annotations().get("summary"));
+    }
   }
 
   private static List<RuleEvent> match(Incident i) {
@@ -112,7 +189,8 @@ class CountRuleTest {
       assertEquals(firing.fingerprint(), resolved.fingerprint(), "one alert, one fingerprint");
       assertTrue(resolved.endsAt() != null);
 
-      h.processWatermark(new Watermark(t0 + 30 * MIN));
+      h.processWatermark(
+          new Watermark(t0 + 25 * 60 * MIN)); // past every default window (24 h at most)
       assertEquals(0, h.numEventTimeTimers(), "no timers left");
       assertEquals(0, h.numKeyedStateEntries(), "no state left");
     }
