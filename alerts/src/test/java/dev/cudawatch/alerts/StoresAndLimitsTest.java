@@ -48,6 +48,23 @@ class StoresAndLimitsTest {
   }
 
   @Test
+  void aVerdictUpdatesTheStoredIncidentInPlace() {
+    IncidentStore s = new IncidentStore(10);
+    s.add(Fixtures.incident("a", "illegal_memory_access", "h", "j", Fixtures.T0));
+    s.add(Fixtures.incident("b", "cuda_oom", "h", "j", Fixtures.T0));
+    assertFalse(
+        s.add(
+            Fixtures.incident("a", "illegal_memory_access", "h", "j", Fixtures.T0)
+                .withVerdict("application_fault")),
+        "not a new incident");
+    var page =
+        s.query(new IncidentStore.IncidentQuery("illegal_memory_access", null, null, null, 0, 10));
+    assertEquals(1, page.total());
+    assertEquals("application_fault", page.items().get(0).verdict());
+    assertEquals(2, s.size());
+  }
+
+  @Test
   void seriesPastTheCapFoldIntoOther() {
     AtomicInteger capped = new AtomicInteger();
     SeriesLimiter l =

@@ -97,7 +97,8 @@ public final class LocalCluster implements AutoCloseable {
             ps.stateTtlHours(),
             ps.catalogs(),
             ps.rules(),
-            ps.maxOutOfOrderSeconds());
+            ps.maxOutOfOrderSeconds(),
+            ps.xidWindowSeconds());
     ps.validate("");
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);

@@ -8,6 +8,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
 import dev.cudawatch.processor.functions.ClassifyStream;
+import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
@@ -87,9 +88,8 @@ public final class ProcessorJob {
             .name("memory-trend")
             .uid("memory-trend");
     DataStream<Incident> all = fromLines.union(fromMemory);
-    all.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
-    // Rules count incidents in event time: watermarks follow the incidents' first-line times.
-    DataStream<Alert> ruleAlerts =
+    // Rules and correlation work in event time: watermarks follow the incidents' first-line times.
+    DataStream<Incident> timed =
         all.assignTimestampsAndWatermarks(
                 WatermarkStrategy.<Incident>forBoundedOutOfOrderness(
                         Duration.ofSeconds(settings.maxOutOfOrderSeconds()))
@@ -99,7 +99,20 @@ public final class ProcessorJob {
                                 .toEpochMilli())
                     .withIdleness(Duration.ofSeconds(30)))
             .name("incident-time")
-            .uid("incident-time")
+            .uid("incident-time");
+    // An application incident beside a kernel Xid on its GPU is emitted again with a verdict.
+    DataStream<Incident> verdicts =
+        timed
+            .filter(CorrelateXid::relevant)
+            .name("correlatable")
+            .keyBy(CorrelateXid::keyOf)
+            .process(new CorrelateXid(settings.xidWindowSeconds() * 1000))
+            .name("correlate-xid")
+            .uid("correlate-xid");
+    DataStream<Incident> published = all.union(verdicts);
+    published.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
+    DataStream<Alert> ruleAlerts =
+        timed
             .flatMap(new MatchRules(rules))
             .name("match-rules")
             .uid("match-rules")
@@ -107,7 +120,8 @@ public final class ProcessorJob {
             .process(new CountRule(rules))
             .name("count-rules")
             .uid("count-rules");
-    all.flatMap(new IncidentAlerts())
+    published
+        .flatMap(new IncidentAlerts())
         .name("incident-alerts")
         .uid("incident-alerts")
         .union(ruleAlerts)

@@ -18,6 +18,8 @@ import java.util.List;
  * @param catalogs extra signature catalogs (YAML paths), read at submission
  * @param rules extra detection rule files (YAML paths), read at submission
  * @param maxOutOfOrderSeconds how late an incident may arrive and still count in rule windows
+ * @param xidWindowSeconds how close in time a kernel Xid and an application incident on the same
+ *     GPU must be to be joined
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
@@ -30,7 +32,8 @@ public record ProcessorSettings(
     Long stateTtlHours,
     List<String> catalogs,
     List<String> rules,
-    Long maxOutOfOrderSeconds)
+    Long maxOutOfOrderSeconds,
+    Long xidWindowSeconds)
     implements Validated {
 
   public ProcessorSettings {
@@ -46,10 +49,12 @@ public record ProcessorSettings(
     catalogs = catalogs == null ? List.of() : List.copyOf(catalogs);
     rules = rules == null ? List.of() : List.copyOf(rules);
     maxOutOfOrderSeconds = maxOutOfOrderSeconds == null ? 5L : maxOutOfOrderSeconds;
+    xidWindowSeconds = xidWindowSeconds == null ? 30L : xidWindowSeconds;
   }
 
   public static ProcessorSettings defaults() {
-    return new ProcessorSettings(null, null, null, null, null, null, null, null, null, null, null);
+    return new ProcessorSettings(
+        null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public ProcessorSettings withKafka(KafkaSettings k) {
@@ -64,7 +69,8 @@ public record ProcessorSettings(
         stateTtlHours,
         catalogs,
         rules,
-        maxOutOfOrderSeconds);
+        maxOutOfOrderSeconds,
+        xidWindowSeconds);
   }
 
   public ProcessorSettings withTransactionalIdPrefix(String p) {
@@ -79,7 +85,8 @@ public record ProcessorSettings(
         stateTtlHours,
         catalogs,
         rules,
-        maxOutOfOrderSeconds);
+        maxOutOfOrderSeconds,
+        xidWindowSeconds);
   }
 
   public ProcessorSettings withCatalogs(List<String> c) {
@@ -94,7 +101,8 @@ public record ProcessorSettings(
         stateTtlHours,
         c,
         rules,
-        maxOutOfOrderSeconds);
+        maxOutOfOrderSeconds,
+        xidWindowSeconds);
   }
 
   @Override

@@ -171,7 +171,8 @@ class ProcessorJobIT {
             s.stateTtlHours(),
             s.catalogs(),
             s.rules(),
-            s.maxOutOfOrderSeconds());
+            s.maxOutOfOrderSeconds(),
+            s.xidWindowSeconds());
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, s);
     ProcessorMain.job(s).build(env);

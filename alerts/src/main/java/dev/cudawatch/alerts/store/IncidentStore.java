@@ -20,9 +20,20 @@ public final class IncidentStore {
     this.capacity = capacity;
   }
 
-  /** Adds an incident; false when it was already there. */
+  /**
+   * Adds an incident; false when it was already there. A known incident that comes back with a
+   * verdict (the processor's Xid correlation) replaces the stored one in place.
+   */
   public synchronized boolean add(Incident i) {
     if (!ids.add(i.id())) {
+      if (i.verdict() != null) {
+        ArrayDeque<Incident> updated = new ArrayDeque<>(ring.size());
+        for (Incident old : ring) {
+          updated.addLast(old.id().equals(i.id()) ? i : old);
+        }
+        ring.clear();
+        ring.addAll(updated);
+      }
       return false;
     }
     ring.addFirst(i);

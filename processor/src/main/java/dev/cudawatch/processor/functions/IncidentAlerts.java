@@ -40,6 +40,9 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
     if (i.job() != null) {
       annotations.put("job", i.job());
     }
+    if (i.verdict() != null) {
+      annotations.put("verdict", i.verdict()); // the kernel log says whose fault it is
+    }
     if (i.source() != null) {
       annotations.put("source", i.source() + ":" + i.line());
     }

@@ -1,0 +1,158 @@
+package dev.cudawatch.processor.functions;
+
+import dev.cudawatch.common.wire.Incident;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+
+/**
+ * Joins application incidents with the kernel log's Xids on the same host and GPU within a few
+ * seconds of event time, and emits the application incident again with a verdict: Xid 13, 31 or 43
+ * beside it mean the application faulted and the GPU is healthy; Xid 48, 63, 64, 74, 79, 92, 94,
+ * 95, 119 or 120 make the hardware the suspect. State lives only for the join window.
+ */
+public final class CorrelateXid extends KeyedProcessFunction<String, Incident, Incident> {
+  private static final long serialVersionUID = 1L;
+
+  public static final String APPLICATION_FAULT = "application_fault";
+  public static final String HARDWARE_SUSPECT = "hardware_suspect";
+  static final Set<Integer> APPLICATION_XIDS = Set.of(13, 31, 43);
+  static final Set<Integer> HARDWARE_XIDS = Set.of(48, 63, 64, 74, 79, 92, 94, 95, 119, 120);
+  static final Set<String> APPLICATION_CLASSES =
+      Set.of(
+          "illegal_memory_access",
+          "misaligned_address",
+          "invalid_address_space",
+          "kernel_exception",
+          "ecc_error",
+          "cuda_error",
+          "device_assert",
+          "gpu_lost");
+
+  private final long windowMs;
+  private transient MapState<Long, List<Integer>> xids; // event time -> Xid codes
+  private transient MapState<Long, List<Incident>>
+      pending; // event time -> incidents awaiting a verdict
+
+  public CorrelateXid(long windowMs) {
+    this.windowMs = windowMs;
+  }
+
+  /** The key of an incident the correlation can use, or null: host and GPU must both be known. */
+  public static String keyOf(Incident i) {
+    Object gpu = i.fields().get("gpu");
+    return i.host() == null || gpu == null ? null : i.host() + "|" + gpu;
+  }
+
+  public static boolean relevant(Incident i) {
+    return keyOf(i) != null
+        && i.root()
+        && ("gpu_xid".equals(i.incidentClass()) || APPLICATION_CLASSES.contains(i.incidentClass()));
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    xids =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>("xids", Types.LONG, Types.LIST(Types.INT)));
+    pending =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "pending", Types.LONG, Types.LIST(TypeInformation.of(Incident.class))));
+  }
+
+  @Override
+  public void processElement(Incident i, Context ctx, Collector<Incident> out) throws Exception {
+    long t = time(i);
+    if ("gpu_xid".equals(i.incidentClass())) {
+      if (!(i.fields().get("xid") instanceof Number x)) {
+        return;
+      }
+      List<Integer> at = xids.get(t);
+      List<Integer> codes = at == null ? new ArrayList<>() : new ArrayList<>(at);
+      codes.add(x.intValue());
+      xids.put(t, codes);
+      // incidents already waiting may now get their verdict
+      for (Map.Entry<Long, List<Incident>> e : new ArrayList<>(toList(pending.entries()))) {
+        if (Math.abs(e.getKey() - t) <= windowMs) {
+          List<Incident> still = new ArrayList<>();
+          for (Incident p : e.getValue()) {
+            String v = verdict(p, time(p));
+            if (v != null) {
+              out.collect(p.withVerdict(v));
+            } else {
+              still.add(p);
+            }
+          }
+          if (still.isEmpty()) {
+            pending.remove(e.getKey());
+          } else {
+            pending.put(e.getKey(), still);
+          }
+        }
+      }
+    } else {
+      String v = verdict(i, t);
+      if (v != null) {
+        out.collect(i.withVerdict(v));
+      } else {
+        List<Incident> at = pending.get(t);
+        List<Incident> list = at == null ? new ArrayList<>() : new ArrayList<>(at);
+        list.add(i);
+        pending.put(t, list);
+      }
+    }
+    ctx.timerService().registerEventTimeTimer(t + windowMs);
+  }
+
+  @Override
+  public void onTimer(long ts, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+    long horizon = ts - windowMs;
+    for (Long k : new ArrayList<>(toList(xids.keys()))) {
+      if (k <= horizon) {
+        xids.remove(k);
+      }
+    }
+    for (Long k : new ArrayList<>(toList(pending.keys()))) {
+      if (k <= horizon) {
+        pending.remove(k); // no Xid came: no verdict, the incident stands as it was
+      }
+    }
+  }
+
+  /** The verdict for an incident at {@code t} from the Xids within the window, or null. */
+  private String verdict(Incident i, long t) throws Exception {
+    boolean app = false;
+    for (Map.Entry<Long, List<Integer>> e : xids.entries()) {
+      if (Math.abs(e.getKey() - t) > windowMs) {
+        continue;
+      }
+      for (int x : e.getValue()) {
+        if (HARDWARE_XIDS.contains(x)) {
+          return HARDWARE_SUSPECT;
+        }
+        app |= APPLICATION_XIDS.contains(x);
+      }
+    }
+    return app ? APPLICATION_FAULT : null;
+  }
+
+  private static long time(Incident i) {
+    return (i.eventTime() != null ? i.eventTime() : i.detectedTime()).toEpochMilli();
+  }
+
+  private static <T> List<T> toList(Iterable<T> it) {
+    List<T> out = new ArrayList<>();
+    it.forEach(out::add);
+    return out;
+  }
+}

@@ -1,0 +1,90 @@
+package dev.cudawatch.processor.functions;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.wire.Incident;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.junit.jupiter.api.Test;
+
+class CorrelateXidTest {
+  private static Incident incident(String id, String cls, Map<String, Object> fields, long t) {
+    Instant at = Instant.ofEpochMilli(t);
+    return new Incident(
+        1,
+        id,
+        cls,
+        true,
+        null,
+        1,
+        "error",
+        "application",
+        "s",
+        fields,
+        "s",
+        "e",
+        List.of(),
+        "node-3",
+        "job",
+        "/l",
+        1,
+        "rec-" + id,
+        at,
+        at,
+        List.of(),
+        null);
+  }
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, Incident, Incident> harness()
+      throws Exception {
+    var h =
+        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+            new CorrelateXid(10_000), CorrelateXid::keyOf, Types.STRING);
+    h.open();
+    return h;
+  }
+
+  @Test
+  void anIllegalAccessBesideXid31IsAnApplicationFault() throws Exception {
+    try (var h = harness()) {
+      Incident app = incident("a", "illegal_memory_access", Map.of("gpu", 0L), 100_000);
+      h.processElement(app, 100_000);
+      assertTrue(h.extractOutputValues().isEmpty(), "waits for the kernel log");
+      h.processElement(incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", 31L), 99_000), 99_000);
+      List<Incident> out = h.extractOutputValues();
+      assertEquals(1, out.size());
+      assertEquals("a", out.get(0).id(), "the same incident, now with a verdict");
+      assertEquals(CorrelateXid.APPLICATION_FAULT, out.get(0).verdict());
+      h.processWatermark(new Watermark(200_000));
+      assertEquals(0, h.numEventTimeTimers());
+      assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+
+  @Test
+  void aHardwareXidMakesTheGpuTheSuspect() throws Exception {
+    try (var h = harness()) {
+      h.processElement(incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", 79L), 50_000), 50_000);
+      h.processElement(incident("b", "kernel_exception", Map.of("gpu", 0L), 52_000), 52_000);
+      assertEquals(CorrelateXid.HARDWARE_SUSPECT, h.extractOutputValues().get(0).verdict());
+    }
+  }
+
+  @Test
+  void withoutAnXidNearbyThereIsNoVerdictAndNothingStays() throws Exception {
+    try (var h = harness()) {
+      h.processElement(incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", 31L), 10_000), 10_000);
+      h.processElement(incident("c", "illegal_memory_access", Map.of("gpu", 0L), 90_000), 90_000);
+      h.processWatermark(new Watermark(500_000));
+      assertTrue(h.extractOutputValues().isEmpty());
+      assertEquals(0, h.numEventTimeTimers());
+      assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+}
