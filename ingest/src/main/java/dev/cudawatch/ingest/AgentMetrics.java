@@ -46,6 +46,10 @@ public final class AgentMetrics {
         "Files truncated or replaced in place, read again from byte 0",
         t::truncations);
     counter(
+        "cudawatch_agent_rotated_copies_claimed_total",
+        "Rotated copies (copytruncate, renamed while down) read on as the stream they came from",
+        t::recovered);
+    counter(
         "cudawatch_agent_unreadable_total",
         "Files or directories that could not be read",
         t::unreadable);

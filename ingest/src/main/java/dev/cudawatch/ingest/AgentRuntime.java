@@ -1,7 +1,6 @@
 package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.wire.LogRecord;
-import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import dev.cudawatch.ingest.spool.SpoolForwarder;
@@ -195,11 +194,6 @@ public final class AgentRuntime implements AutoCloseable {
 
   public DiskSpool spool() {
     return spool;
-  }
-
-  /** Records kind of a source, for the replay of a directory. */
-  static RecordKind kindOf(String name) {
-    return name.contains("dmesg") || name.contains("kern") ? RecordKind.KERNEL : RecordKind.LOG;
   }
 
   @Override

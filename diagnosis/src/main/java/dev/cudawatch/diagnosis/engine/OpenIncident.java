@@ -4,7 +4,6 @@ import java.io.Serializable;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /** An incident still gathering lines and fields; part of a stream's checkpointed state. */
@@ -54,9 +53,5 @@ public final class OpenIncident implements Serializable {
 
   public Map<String, Object> fields() {
     return fields;
-  }
-
-  List<String> excerpt() {
-    return excerpt;
   }
 }

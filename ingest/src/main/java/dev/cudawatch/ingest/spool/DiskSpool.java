@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -328,9 +327,5 @@ public final class DiskSpool implements AutoCloseable {
     closeReader();
     writer.force(false);
     writer.close();
-  }
-
-  List<Long> segments() {
-    return new ArrayList<>(segmentSizes.keySet());
   }
 }
