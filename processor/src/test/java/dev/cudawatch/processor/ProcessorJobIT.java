@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.gpu.MemorySample;
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
@@ -196,6 +199,89 @@ class ProcessorJobIT {
       assertEquals("node-7", repeated.get(0).labels().get("host"));
       assertEquals("2", repeated.get(0).labels().get("gpu"));
       assertEquals(Alert.State.FIRING, repeated.get(0).state());
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  @Test
+  void theRealLeakIsWarnedAboutBeforeTheCardIsFull() throws Exception {
+    List<String> rows =
+        Files.readAllLines(
+            Path.of("../diagnosis/src/test/resources/golden/nvidia_smi_during_leak.csv"));
+    NvidiaSmiCsv csv = NvidiaSmiCsv.fromHeader(rows.get(0)).orElseThrow();
+    long fullAt = Long.MAX_VALUE;
+    try (var p =
+        new KafkaProducer<byte[], byte[]>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
+      long offset = 0;
+      for (String row : rows.subList(1, rows.size())) {
+        MemorySample s = csv.parse(row).orElseThrow();
+        if (s.usedBytes() >= s.totalBytes() * 99 / 100) {
+          fullAt = Math.min(fullAt, s.epochMillis());
+        }
+        LogRecord r =
+            LogRecord.builder().host("leak-host").kind(RecordKind.GPU_MEMORY).stream("nvidia-smi")
+                .source("nvidia-smi")
+                .offset(offset++)
+                .eventTime(Instant.ofEpochMilli(s.epochMillis()))
+                .text(NvidiaSmiCsv.toAgentRow(s))
+                .build();
+        p.send(
+                new ProducerRecord<>(
+                    Topics.LOGS,
+                    r.streamKey().getBytes(StandardCharsets.UTF_8),
+                    WireJson.toBytes(r)))
+            .get();
+      }
+    }
+    ProcessorSettings s =
+        ProcessorSettings.defaults()
+            .withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .withTransactionalIdPrefix("leak-" + System.nanoTime());
+    s =
+        new ProcessorSettings(
+            s.kafka(),
+            "leak-it",
+            s.parallelism(),
+            s.checkpointIntervalMs(),
+            s.transactionalIdPrefix(),
+            s.transactionTimeoutMs(),
+            s.flushAfterMs(),
+            s.stateTtlHours(),
+            s.catalogs(),
+            s.rules(),
+            s.maxOutOfOrderSeconds(),
+            s.xidWindowSeconds());
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    ProcessorMain.configure(env, s);
+    ProcessorMain.job(s).build(env);
+    JobClient job = env.executeAsync("leak-it");
+    try {
+      List<Incident> leaks = new ArrayList<>();
+      for (byte[] b :
+          TopicReader.readAll(
+              broker.bootstrapServers(),
+              Topics.INCIDENTS,
+              1,
+              Duration.ofSeconds(3),
+              Duration.ofSeconds(60),
+              true)) {
+        Incident i = WireJson.readIncident(b);
+        if ("leak-host".equals(i.host()) && i.incidentClass().equals("memory_leak")) {
+          leaks.add(i);
+        }
+      }
+      assertEquals(1, leaks.size(), "one warning per GPU, not one per sample");
+      Incident leak = leaks.get(0);
+      long warnedAt = leak.eventTime().toEpochMilli();
+      assertTrue(
+          fullAt - warnedAt >= 30_000,
+          "warned " + (fullAt - warnedAt) / 1000 + " s before the card was full");
+      assertTrue(((Number) leak.fields().get("predicted_seconds_to_full")).longValue() > 0);
+      assertEquals("0000:00:06", leak.fields().get("pci"));
     } finally {
       job.cancel().get();
     }
