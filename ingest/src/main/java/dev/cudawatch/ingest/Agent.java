@@ -117,7 +117,8 @@ public final class Agent implements Runnable, AutoCloseable {
         r.eventTime(),
         r.ingestTime(),
         r.text(),
-        r.lineCount());
+        r.lineCount(),
+        r.raw());
   }
 
   private void ship(TailedFile f, FramedLine l, Runnable onAck) {
@@ -138,6 +139,7 @@ public final class Agent implements Runnable, AutoCloseable {
         .eventTime(now)
         .ingestTime(now)
         .text(l.text())
+        .raw(settings.keepRaw() ? l.raw() : null)
         .build();
   }
 

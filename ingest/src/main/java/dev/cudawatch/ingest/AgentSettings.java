@@ -25,6 +25,7 @@ import java.util.List;
  * @param spoolSegmentBytes size of one spool segment file
  * @param httpHost address of the agent's /metrics and /healthz
  * @param httpPort port of /metrics and /healthz; -1 turns them off
+ * @param keepRaw ship the text of lines as written, beside the text without terminal escapes
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -42,7 +43,8 @@ public record AgentSettings(
     Long spoolMaxBytes,
     Long spoolSegmentBytes,
     String httpHost,
-    Integer httpPort)
+    Integer httpPort,
+    Boolean keepRaw)
     implements Validated {
 
   public AgentSettings {
@@ -61,12 +63,13 @@ public record AgentSettings(
     spoolSegmentBytes = spoolSegmentBytes == null ? 64L << 20 : spoolSegmentBytes;
     httpHost = httpHost == null ? "127.0.0.1" : httpHost;
     httpPort = httpPort == null ? 9401 : httpPort;
+    keepRaw = keepRaw == null ? Boolean.FALSE : keepRaw;
   }
 
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null);
+        null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -86,7 +89,8 @@ public record AgentSettings(
         spoolMaxBytes,
         spoolSegmentBytes,
         httpHost,
-        httpPort);
+        httpPort,
+        keepRaw);
   }
 
   /** The same settings with other sampling and HTTP settings (tests and local mode). */
@@ -107,7 +111,8 @@ public record AgentSettings(
         spoolMaxBytes,
         spoolSegmentBytes,
         httpHost,
-        port);
+        port,
+        keepRaw);
   }
 
   @Override

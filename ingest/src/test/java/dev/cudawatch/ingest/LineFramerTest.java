@@ -62,5 +62,7 @@ class LineFramerTest {
         f,
         new byte[] {0x1b, '[', '3', '1', 'm', 'E', (byte) 0xff, 0, 'z', 0x1b, '[', '0', 'm', '\n'});
     assertEquals("E\uFFFD\u0000z", out.get(0).text());
+    assertEquals(
+        "\u001b[31mE\uFFFD\u0000z\u001b[0m", out.get(0).raw(), "the line as written, for keep_raw");
   }
 }

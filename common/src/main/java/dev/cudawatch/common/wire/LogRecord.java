@@ -24,6 +24,8 @@ import java.util.Objects;
  * @param ingestTime when the agent read it
  * @param text the line, without its trailing newline
  * @param lineCount lines in {@code text} (1 unless the agent grouped lines)
+ * @param raw the line before terminal escapes were removed, when the agent is asked to keep it and
+ *     it differed; otherwise null
  */
 public record LogRecord(
     int v,
@@ -41,7 +43,8 @@ public record LogRecord(
     Instant eventTime,
     Instant ingestTime,
     String text,
-    int lineCount) {
+    int lineCount,
+    String raw) {
 
   public LogRecord {
     Objects.requireNonNull(id, "id");
@@ -92,6 +95,7 @@ public record LogRecord(
     private Instant ingestTime;
     private String text;
     private int lineCount = 1;
+    private String raw;
 
     public Builder host(String v) {
       host = v;
@@ -163,6 +167,11 @@ public record LogRecord(
       return this;
     }
 
+    public Builder raw(String v) {
+      raw = v;
+      return this;
+    }
+
     public LogRecord build() {
       return new LogRecord(
           WireJson.VERSION,
@@ -180,7 +189,8 @@ public record LogRecord(
           eventTime,
           ingestTime,
           text,
-          lineCount);
+          lineCount,
+          raw);
     }
   }
 }

@@ -92,13 +92,15 @@ public final class LineFramer {
     } catch (java.nio.charset.CharacterCodingException e) {
       text = new String(line, 0, len, StandardCharsets.UTF_8);
     }
+    String raw = null;
     if (stripAnsi && text.indexOf('\u001b') >= 0) {
+      raw = text;
       text = Ansi.strip(text);
     }
     if (overflow) {
       text += TRUNCATED_MARKER;
     }
-    out.accept(new FramedLine(lineStart, pos, text, overflow));
+    out.accept(new FramedLine(lineStart, pos, text, overflow, raw));
     len = 0;
     overflow = false;
     lineStart = pos;
