@@ -96,14 +96,7 @@ class ProcessorJobIT {
                   "{broken".getBytes(StandardCharsets.UTF_8)))
           .get();
     }
-    ProcessorSettings s =
-        ProcessorSettings.defaults()
-            .withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
-            .withTransactionalIdPrefix("it-" + System.nanoTime());
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    ProcessorMain.configure(env, s);
-    ProcessorMain.job(s).build(env);
-    JobClient job = env.executeAsync("processor-it");
+    JobClient job = startJob("cudawatch-processor");
     try {
       List<Incident> incidents = new ArrayList<>();
       for (byte[] b : readCommitted(Topics.INCIDENTS, 1)) {
@@ -158,28 +151,7 @@ class ProcessorJobIT {
             .get();
       }
     }
-    ProcessorSettings s =
-        ProcessorSettings.defaults()
-            .withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
-            .withTransactionalIdPrefix("rules-" + System.nanoTime());
-    s =
-        new ProcessorSettings(
-            s.kafka(),
-            "rules-it",
-            s.parallelism(),
-            s.checkpointIntervalMs(),
-            s.transactionalIdPrefix(),
-            s.transactionTimeoutMs(),
-            s.flushAfterMs(),
-            s.stateTtlHours(),
-            s.catalogs(),
-            s.rules(),
-            s.maxOutOfOrderSeconds(),
-            s.xidWindowSeconds());
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    ProcessorMain.configure(env, s);
-    ProcessorMain.job(s).build(env);
-    JobClient job = env.executeAsync("rules-it");
+    JobClient job = startJob("rules-it");
     try {
       List<Alert> repeated = new ArrayList<>();
       for (byte[] b :
@@ -237,28 +209,7 @@ class ProcessorJobIT {
             .get();
       }
     }
-    ProcessorSettings s =
-        ProcessorSettings.defaults()
-            .withKafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
-            .withTransactionalIdPrefix("leak-" + System.nanoTime());
-    s =
-        new ProcessorSettings(
-            s.kafka(),
-            "leak-it",
-            s.parallelism(),
-            s.checkpointIntervalMs(),
-            s.transactionalIdPrefix(),
-            s.transactionTimeoutMs(),
-            s.flushAfterMs(),
-            s.stateTtlHours(),
-            s.catalogs(),
-            s.rules(),
-            s.maxOutOfOrderSeconds(),
-            s.xidWindowSeconds());
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    ProcessorMain.configure(env, s);
-    ProcessorMain.job(s).build(env);
-    JobClient job = env.executeAsync("leak-it");
+    JobClient job = startJob("leak-it");
     try {
       List<Incident> leaks = new ArrayList<>();
       for (byte[] b :
@@ -285,6 +236,29 @@ class ProcessorJobIT {
     } finally {
       job.cancel().get();
     }
+  }
+
+  /** Starts the job on the MiniCluster against the broker, as its own consumer group. */
+  private static JobClient startJob(String group) throws Exception {
+    ProcessorSettings d = ProcessorSettings.defaults();
+    ProcessorSettings s =
+        new ProcessorSettings(
+            new KafkaSettings(broker.bootstrapServers(), Map.of()),
+            group,
+            d.parallelism(),
+            d.checkpointIntervalMs(),
+            group + "-" + System.nanoTime(),
+            d.transactionTimeoutMs(),
+            d.flushAfterMs(),
+            d.stateTtlHours(),
+            d.catalogs(),
+            d.rules(),
+            d.maxOutOfOrderSeconds(),
+            d.xidWindowSeconds());
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    ProcessorMain.configure(env, s);
+    ProcessorMain.job(s).build(env);
+    return env.executeAsync(group);
   }
 
   private static Alert alert(byte[] b) {
