@@ -80,25 +80,22 @@ public final class LocalCluster implements AutoCloseable {
     alerts = new AlertsService(as, health, console, Clock.systemUTC());
     alerts.start();
 
+    // nulls take the processor's defaults; local mode keeps a short transaction timeout so a crash
+    // never holds read_committed readers back for long
     ProcessorSettings ps =
-        ProcessorSettings.defaults()
-            .withKafka(kafka)
-            .withTransactionalIdPrefix("cudawatch-local")
-            .withCatalogs(options.catalogs());
-    ps =
         new ProcessorSettings(
-            ps.kafka(),
-            ps.groupId(),
+            kafka,
+            null,
             options.parallelism(),
-            ps.checkpointIntervalMs(),
-            ps.transactionalIdPrefix(),
+            null,
+            "cudawatch-local",
             60_000L,
-            ps.flushAfterMs(),
-            ps.stateTtlHours(),
-            ps.catalogs(),
-            ps.rules(),
-            ps.maxOutOfOrderSeconds(),
-            ps.xidWindowSeconds());
+            null,
+            null,
+            options.catalogs(),
+            null,
+            null,
+            null);
     ps.validate("");
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);

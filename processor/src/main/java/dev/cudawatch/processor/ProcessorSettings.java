@@ -73,38 +73,6 @@ public record ProcessorSettings(
         xidWindowSeconds);
   }
 
-  public ProcessorSettings withTransactionalIdPrefix(String p) {
-    return new ProcessorSettings(
-        kafka,
-        groupId,
-        parallelism,
-        checkpointIntervalMs,
-        p,
-        transactionTimeoutMs,
-        flushAfterMs,
-        stateTtlHours,
-        catalogs,
-        rules,
-        maxOutOfOrderSeconds,
-        xidWindowSeconds);
-  }
-
-  public ProcessorSettings withCatalogs(List<String> c) {
-    return new ProcessorSettings(
-        kafka,
-        groupId,
-        parallelism,
-        checkpointIntervalMs,
-        transactionalIdPrefix,
-        transactionTimeoutMs,
-        flushAfterMs,
-        stateTtlHours,
-        c,
-        rules,
-        maxOutOfOrderSeconds,
-        xidWindowSeconds);
-  }
-
   @Override
   public void validate(String path) {
     kafka.validate(path + "kafka.");

@@ -65,37 +65,22 @@ class ProcessorJobIT {
   void theRealOomTracebackBecomesAnIncidentAndAnAlertExactlyOnce() throws Exception {
     List<String> lines =
         Files.readAllLines(Path.of("../diagnosis/src/test/resources/golden/oom_single.log"));
-    try (var p =
-        new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-            new ByteArraySerializer(),
-            new ByteArraySerializer())) {
-      long offset = 0;
-      for (String l : lines) {
-        LogRecord r =
-            LogRecord.builder()
-                .host("node-9")
-                .job("j1")
-                .source("/logs/oom.log")
-                .offset(offset)
-                .eventTime(Instant.now())
-                .text(l)
-                .build();
-        offset += l.length() + 1;
-        p.send(
-                new ProducerRecord<>(
-                    Topics.LOGS,
-                    r.streamKey().getBytes(StandardCharsets.UTF_8),
-                    WireJson.toBytes(r)))
-            .get();
-      }
-      p.send(
-              new ProducerRecord<>(
-                  Topics.LOGS,
-                  "x".getBytes(StandardCharsets.UTF_8),
-                  "{broken".getBytes(StandardCharsets.UTF_8)))
-          .get();
+    List<LogRecord> records = new ArrayList<>();
+    long offset = 0;
+    for (String l : lines) {
+      LogRecord r =
+          LogRecord.builder()
+              .host("node-9")
+              .job("j1")
+              .source("/logs/oom.log")
+              .offset(offset)
+              .eventTime(Instant.now())
+              .text(l)
+              .build();
+      offset += l.length() + 1;
+      records.add(r);
     }
+    produce(records, "{broken".getBytes(StandardCharsets.UTF_8));
     JobClient job = startJob("cudawatch-processor");
     try {
       List<Incident> incidents = new ArrayList<>();
@@ -126,31 +111,22 @@ class ProcessorJobIT {
 
   @Test
   void threeIllegalAccessesOnOneGpuRaiseTheRepeatedFailureAlert() throws Exception {
-    try (var p =
-        new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-            new ByteArraySerializer(),
-            new ByteArraySerializer())) {
-      Instant t0 = Instant.parse("2026-11-22T03:00:00Z");
-      for (int job = 0; job < 3; job++) {
-        LogRecord r =
-            LogRecord.builder()
-                .host("node-7")
-                .job("job-" + job)
-                .gpu(2)
-                .source("/logs/job-" + job + ".log")
-                .offset(0)
-                .eventTime(t0.plusSeconds(60L * job))
-                .text("RuntimeError: CUDA error: an illegal memory access was encountered")
-                .build();
-        p.send(
-                new ProducerRecord<>(
-                    Topics.LOGS,
-                    r.streamKey().getBytes(StandardCharsets.UTF_8),
-                    WireJson.toBytes(r)))
-            .get();
-      }
+    List<LogRecord> records = new ArrayList<>();
+    Instant t0 = Instant.parse("2026-11-22T03:00:00Z");
+    for (int job = 0; job < 3; job++) {
+      LogRecord r =
+          LogRecord.builder()
+              .host("node-7")
+              .job("job-" + job)
+              .gpu(2)
+              .source("/logs/job-" + job + ".log")
+              .offset(0)
+              .eventTime(t0.plusSeconds(60L * job))
+              .text("RuntimeError: CUDA error: an illegal memory access was encountered")
+              .build();
+      records.add(r);
     }
+    produce(records);
     JobClient job = startJob("rules-it");
     try {
       List<Alert> repeated = new ArrayList<>();
@@ -183,32 +159,23 @@ class ProcessorJobIT {
             Path.of("../diagnosis/src/test/resources/golden/nvidia_smi_during_leak.csv"));
     NvidiaSmiCsv csv = NvidiaSmiCsv.fromHeader(rows.get(0)).orElseThrow();
     long fullAt = Long.MAX_VALUE;
-    try (var p =
-        new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-            new ByteArraySerializer(),
-            new ByteArraySerializer())) {
-      long offset = 0;
-      for (String row : rows.subList(1, rows.size())) {
-        MemorySample s = csv.parse(row).orElseThrow();
-        if (s.usedBytes() >= s.totalBytes() * 99 / 100) {
-          fullAt = Math.min(fullAt, s.epochMillis());
-        }
-        LogRecord r =
-            LogRecord.builder().host("leak-host").kind(RecordKind.GPU_MEMORY).stream("nvidia-smi")
-                .source("nvidia-smi")
-                .offset(offset++)
-                .eventTime(Instant.ofEpochMilli(s.epochMillis()))
-                .text(NvidiaSmiCsv.toAgentRow(s))
-                .build();
-        p.send(
-                new ProducerRecord<>(
-                    Topics.LOGS,
-                    r.streamKey().getBytes(StandardCharsets.UTF_8),
-                    WireJson.toBytes(r)))
-            .get();
+    List<LogRecord> records = new ArrayList<>();
+    long offset = 0;
+    for (String row : rows.subList(1, rows.size())) {
+      MemorySample s = csv.parse(row).orElseThrow();
+      if (s.usedBytes() >= s.totalBytes() * 99 / 100) {
+        fullAt = Math.min(fullAt, s.epochMillis());
       }
+      LogRecord r =
+          LogRecord.builder().host("leak-host").kind(RecordKind.GPU_MEMORY).stream("nvidia-smi")
+              .source("nvidia-smi")
+              .offset(offset++)
+              .eventTime(Instant.ofEpochMilli(s.epochMillis()))
+              .text(NvidiaSmiCsv.toAgentRow(s))
+              .build();
+      records.add(r);
     }
+    produce(records);
     JobClient job = startJob("leak-it");
     try {
       List<Incident> leaks = new ArrayList<>();
@@ -240,25 +207,45 @@ class ProcessorJobIT {
 
   /** Starts the job on the MiniCluster against the broker, as its own consumer group. */
   private static JobClient startJob(String group) throws Exception {
-    ProcessorSettings d = ProcessorSettings.defaults();
     ProcessorSettings s =
         new ProcessorSettings(
             new KafkaSettings(broker.bootstrapServers(), Map.of()),
             group,
-            d.parallelism(),
-            d.checkpointIntervalMs(),
+            null,
+            null,
             group + "-" + System.nanoTime(),
-            d.transactionTimeoutMs(),
-            d.flushAfterMs(),
-            d.stateTtlHours(),
-            d.catalogs(),
-            d.rules(),
-            d.maxOutOfOrderSeconds(),
-            d.xidWindowSeconds());
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, s);
     ProcessorMain.job(s).build(env);
     return env.executeAsync(group);
+  }
+
+  /** Writes records to the logs topic as the agent would (keyed by stream), then any junk. */
+  private static void produce(List<LogRecord> records, byte[]... junk) throws Exception {
+    try (var p =
+        new KafkaProducer<byte[], byte[]>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
+      for (LogRecord r : records) {
+        p.send(
+                new ProducerRecord<>(
+                    Topics.LOGS,
+                    r.streamKey().getBytes(StandardCharsets.UTF_8),
+                    WireJson.toBytes(r)))
+            .get();
+      }
+      for (byte[] j : junk) {
+        p.send(new ProducerRecord<>(Topics.LOGS, null, j)).get();
+      }
+    }
   }
 
   private static Alert alert(byte[] b) {
