@@ -14,9 +14,15 @@ import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
 import dev.cudawatch.processor.records.RawRecord;
 import dev.cudawatch.processor.rules.CountRule;
+import dev.cudawatch.processor.rules.JobActivity;
+import dev.cudawatch.processor.rules.JobFailures;
+import dev.cudawatch.processor.rules.JobSignal;
 import dev.cudawatch.processor.rules.MatchRules;
 import dev.cudawatch.processor.rules.RuleEvent;
 import dev.cudawatch.processor.rules.RuleSet;
+import dev.cudawatch.processor.rules.RuleSpec;
+import dev.cudawatch.processor.rules.SilenceRule;
+import dev.cudawatch.processor.rules.SpikeRule;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -111,15 +117,37 @@ public final class ProcessorJob {
             .uid("correlate-xid");
     DataStream<Incident> published = all.union(verdicts);
     published.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
-    DataStream<Alert> ruleAlerts =
-        timed
-            .flatMap(new MatchRules(rules))
-            .name("match-rules")
-            .uid("match-rules")
+    DataStream<RuleEvent> ruleEvents =
+        timed.flatMap(new MatchRules(rules)).name("match-rules").uid("match-rules");
+    DataStream<Alert> countAlerts =
+        ruleEvents
+            .filter(e -> RuleSpec.COUNT.equals(e.type()))
+            .name("count-events")
             .keyBy(RuleEvent::key)
             .process(new CountRule(rules))
             .name("count-rules")
             .uid("count-rules");
+    DataStream<Alert> spikeAlerts =
+        ruleEvents
+            .filter(e -> RuleSpec.SPIKE.equals(e.type()))
+            .name("spike-events")
+            .keyBy(RuleEvent::key)
+            .process(new SpikeRule(rules))
+            .name("spike-rules")
+            .uid("spike-rules");
+    // Silence needs every job's output, thinned to one signal per job per second before the
+    // shuffle.
+    DataStream<Alert> silenceAlerts =
+        records
+            .flatMap(new JobActivity(rules, 1000))
+            .name("job-activity")
+            .uid("job-activity")
+            .union(all.flatMap(new JobFailures(rules)).name("job-failures").uid("job-failures"))
+            .keyBy(JobSignal::key)
+            .process(new SilenceRule(rules, ttl))
+            .name("silence-rules")
+            .uid("silence-rules");
+    DataStream<Alert> ruleAlerts = countAlerts.union(spikeAlerts, silenceAlerts);
     published
         .flatMap(new IncidentAlerts())
         .name("incident-alerts")

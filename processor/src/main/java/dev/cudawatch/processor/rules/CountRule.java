@@ -1,8 +1,6 @@
 package dev.cudawatch.processor.rules;
 
 import dev.cudawatch.common.wire.Alert;
-import dev.cudawatch.common.wire.WireJson;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,7 +39,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
   @Override
   public void open(OpenContext ctx) {
     byName = new LinkedHashMap<>();
-    rules.rules().forEach(r -> byName.put(r.name(), r));
+    rules.ofType(RuleSpec.COUNT).forEach(r -> byName.put(r.name(), r));
     events =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>("events", Types.STRING, Types.LONG));
@@ -115,7 +113,8 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
     }
     int count = counted.size();
     Long since = firingSince.value();
-    Map<String, String> keyLabels = labels != null ? labels : labelsFromKey(r, ctx.getCurrentKey());
+    Map<String, String> keyLabels =
+        labels != null ? labels : RuleAlerts.labelsFromKey(r, ctx.getCurrentKey());
     if (count >= r.threshold() && since == null) {
       firingSince.update(now);
       out.collect(alert(r, keyLabels, count, Alert.State.FIRING, now, null));
@@ -155,15 +154,6 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
     }
   }
 
-  private static Map<String, String> labelsFromKey(RuleSpec r, String key) {
-    String[] parts = key.split("\\|", -1);
-    Map<String, String> out = new LinkedHashMap<>();
-    for (int i = 0; i < r.key().size() && i + 1 < parts.length; i++) {
-      out.put(r.key().get(i), parts[i + 1]);
-    }
-    return out;
-  }
-
   static Alert alert(
       RuleSpec r,
       Map<String, String> key,
@@ -171,30 +161,17 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
       Alert.State state,
       long startsAt,
       Long endsAt) {
-    Map<String, String> labels = new LinkedHashMap<>();
-    labels.put("alertname", r.name());
-    labels.put("severity", r.severity() == null ? "warning" : r.severity());
-    labels.putAll(key);
-    Map<String, String> annotations = new LinkedHashMap<>();
-    String summary = r.summary() == null ? r.name() : r.summary();
-    summary =
-        summary
-            .replace("{count}", String.valueOf(count))
-            .replace("{window_minutes}", String.valueOf(r.windowSeconds() / 60));
-    for (var e : key.entrySet()) {
-      summary = summary.replace("{" + e.getKey() + "}", e.getValue());
-    }
-    annotations.put("summary", summary);
-    if (r.description() != null) {
-      annotations.put("description", r.description());
-    }
-    return new Alert(
-        WireJson.VERSION,
-        Alert.fingerprintOf(labels),
+    return RuleAlerts.alert(
+        r,
+        key,
+        Map.of(
+            "count",
+            String.valueOf(count),
+            "window_minutes",
+            RuleAlerts.minutes(r.windowSeconds())),
+        String.valueOf(count),
         state,
-        labels,
-        annotations,
-        Instant.ofEpochMilli(startsAt),
-        endsAt == null ? null : Instant.ofEpochMilli(endsAt));
+        startsAt,
+        endsAt);
   }
 }

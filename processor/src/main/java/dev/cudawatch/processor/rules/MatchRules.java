@@ -6,7 +6,9 @@ import java.util.Map;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.util.Collector;
 
-/** Fans each incident out to the rules that count its class, keyed by the rules' key fields. */
+/**
+ * Fans each incident out to the count and spike rules of its class, keyed by the rules' key fields.
+ */
 public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
   private static final long serialVersionUID = 1L;
   private final RuleSet rules;
@@ -22,7 +24,7 @@ public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
     }
     long t = (i.eventTime() != null ? i.eventTime() : i.detectedTime()).toEpochMilli();
     for (RuleSpec r : rules.rules()) {
-      if (!r.classes().contains(i.incidentClass())) {
+      if (RuleSpec.SILENCE.equals(r.type()) || !r.classes().contains(i.incidentClass())) {
         continue;
       }
       Map<String, String> labels = new LinkedHashMap<>();
@@ -39,7 +41,7 @@ public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
       }
       String distinct = r.distinct() == null ? i.id() : value(i, r.distinct());
       if (complete && distinct != null) {
-        out.collect(new RuleEvent(r.name(), key.toString(), labels, i.id(), t, distinct));
+        out.collect(new RuleEvent(r.name(), r.type(), key.toString(), labels, i.id(), t, distinct));
       }
     }
   }

@@ -6,6 +6,7 @@ import java.util.Map;
  * An incident as one rule sees it: the rule, the key it counts under, and when it happened.
  *
  * @param rule rule name
+ * @param type the rule's type: {@code count} or {@code spike}
  * @param key the rule name and the key fields' values, the operator's key
  * @param labels key fields by name, for the alert's labels
  * @param incidentId to count an incident once
@@ -14,6 +15,7 @@ import java.util.Map;
  */
 public record RuleEvent(
     String rule,
+    String type,
     String key,
     Map<String, String> labels,
     String incidentId,

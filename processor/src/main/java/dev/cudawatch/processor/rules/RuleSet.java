@@ -19,7 +19,8 @@ import java.util.Set;
 /** The detection rules: shipped defaults, then the site's files (same name replaces). */
 public final class RuleSet implements Serializable {
   private static final long serialVersionUID = 1L;
-  private static final Set<String> TYPES = Set.of("count");
+  private static final Set<String> TYPES = Set.of(RuleSpec.COUNT, RuleSpec.SPIKE, RuleSpec.SILENCE);
+  private static final Set<String> SILENCE_KEYS = Set.of("host", "job");
   private static final Set<String> KEYS =
       Set.of("host", "job", "gpu", "pci", "rank", "class", "user_frame", "source");
   private static final ObjectMapper YAML =
@@ -85,6 +86,43 @@ public final class RuleSet implements Serializable {
       throw new ConfigException(
           where + "unknown distinct field '" + r.distinct() + "' (use " + KEYS + ")");
     }
+    switch (r.type()) {
+      case RuleSpec.COUNT -> requireWindowAndThreshold(where, r);
+      case RuleSpec.SPIKE -> {
+        requireWindowAndThreshold(where, r);
+        if (r.baselineSeconds() == null || r.baselineSeconds() < 2 * r.windowSeconds()) {
+          throw new ConfigException(where + "needs baseline_seconds >= 2 * window_seconds");
+        }
+        if (r.baselineSeconds() > 7 * 86_400L) {
+          throw new ConfigException(where + "baseline_seconds is at most 7 days");
+        }
+        if (r.factor() == null || !(r.factor() > 1.0)) {
+          throw new ConfigException(where + "needs factor > 1");
+        }
+      }
+      case RuleSpec.SILENCE -> {
+        if (r.forSeconds() == null || r.forSeconds() < 1) {
+          throw new ConfigException(where + "needs for_seconds >= 1");
+        }
+        if (!r.key().contains("job") || !SILENCE_KEYS.containsAll(r.key())) {
+          throw new ConfigException(
+              where + "key must name job and may add host (a job's output is what goes silent)");
+        }
+        if (r.distinct() != null || r.threshold() != null) {
+          throw new ConfigException(where + "a silence rule takes no distinct or threshold");
+        }
+      }
+      default -> throw new IllegalStateException(r.type());
+    }
+    if (!RuleSpec.SPIKE.equals(r.type()) && (r.baselineSeconds() != null || r.factor() != null)) {
+      throw new ConfigException(where + "baseline_seconds and factor belong to spike rules");
+    }
+    if (!RuleSpec.SILENCE.equals(r.type()) && r.forSeconds() != null) {
+      throw new ConfigException(where + "for_seconds belongs to silence rules");
+    }
+  }
+
+  private static void requireWindowAndThreshold(String where, RuleSpec r) {
     if (r.windowSeconds() == null
         || r.windowSeconds() < 1
         || r.threshold() == null
@@ -92,6 +130,11 @@ public final class RuleSet implements Serializable {
         || r.threshold() > 10_000) {
       throw new ConfigException(where + "needs window_seconds >= 1 and threshold 1..10000");
     }
+  }
+
+  /** The rules of one type. */
+  public List<RuleSpec> ofType(String type) {
+    return rules.stream().filter(r -> r.type().equals(type)).toList();
   }
 
   public List<RuleSpec> rules() {

@@ -1,5 +1,7 @@
 package dev.cudawatch.processor.rules;
 
+import static dev.cudawatch.processor.rules.RuleFixtures.incident;
+import static dev.cudawatch.processor.rules.RuleFixtures.match;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,64 +10,24 @@ import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
-import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 
 class CountRuleTest {
-  private static final RuleSet RULES = RuleSet.load(Map.of());
+  private static final RuleSet RULES = RuleFixtures.RULES;
   private static final long MIN = 60_000;
-
-  private static Incident incident(
-      String id, String cls, String host, long gpu, long t, boolean root) {
-    return incident(id, cls, host, "job-1", Map.of("gpu", gpu), t, root);
-  }
-
-  private static Incident incident(
-      String id,
-      String cls,
-      String host,
-      String job,
-      Map<String, Object> fields,
-      long t,
-      boolean root) {
-    Instant at = Instant.ofEpochMilli(t);
-    return new Incident(
-        1,
-        id,
-        cls,
-        root,
-        root ? null : "r",
-        1,
-        "error",
-        "application",
-        "s",
-        fields,
-        "s",
-        "e",
-        List.of(),
-        host,
-        job,
-        "/l",
-        1,
-        "rec-" + id,
-        at,
-        at,
-        List.of(),
-        null);
-  }
 
   private static void feed(
       KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h, Incident i)
       throws Exception {
-    for (RuleEvent e : match(i)) {
+    for (RuleEvent e : match(RULES, i)) {
       h.processElement(e, e.eventTime());
     }
   }
@@ -128,23 +90,6 @@ class CountRuleTest {
     }
   }
 
-  private static List<RuleEvent> match(Incident i) {
-    List<RuleEvent> out = new ArrayList<>();
-    new MatchRules(RULES)
-        .flatMap(
-            i,
-            new Collector<>() {
-              @Override
-              public void collect(RuleEvent e) {
-                out.add(e);
-              }
-
-              @Override
-              public void close() {}
-            });
-    return out;
-  }
-
   @Test
   void threeIllegalAccessesOnOneGpuFireThenResolveAndLeaveNothingBehind() throws Exception {
     try (KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h =
@@ -154,15 +99,19 @@ class CountRuleTest {
       long t0 = 1_000_000;
       for (int i = 0; i < 3; i++) {
         for (RuleEvent e :
-            match(incident("a" + i, "illegal_memory_access", "node-1", 2, t0 + i * MIN, true))) {
+            match(
+                RULES,
+                incident("a" + i, "illegal_memory_access", "node-1", 2, t0 + i * MIN, true))) {
           h.processElement(e, e.eventTime());
         }
       }
       // another GPU and a consequence do not count toward node-1 GPU 2
-      for (RuleEvent e : match(incident("b", "illegal_memory_access", "node-1", 3, t0, true))) {
+      for (RuleEvent e :
+          match(RULES, incident("b", "illegal_memory_access", "node-1", 3, t0, true))) {
         h.processElement(e, e.eventTime());
       }
-      assertTrue(match(incident("c", "illegal_memory_access", "node-1", 2, t0, false)).isEmpty());
+      assertTrue(
+          match(RULES, incident("c", "illegal_memory_access", "node-1", 2, t0, false)).isEmpty());
       List<Alert> out = h.extractOutputValues();
       assertEquals(1, out.size());
       Alert firing = out.get(0);
@@ -176,7 +125,7 @@ class CountRuleTest {
 
       // a duplicate of a counted incident changes nothing
       for (RuleEvent e :
-          match(incident("a1", "illegal_memory_access", "node-1", 2, t0 + MIN, true))) {
+          match(RULES, incident("a1", "illegal_memory_access", "node-1", 2, t0 + MIN, true))) {
         h.processElement(e, e.eventTime());
       }
       assertEquals(1, h.extractOutputValues().size());
@@ -193,6 +142,49 @@ class CountRuleTest {
           new Watermark(t0 + 25 * 60 * MIN)); // past every default window (24 h at most)
       assertEquals(0, h.numEventTimeTimers(), "no timers left");
       assertEquals(0, h.numKeyedStateEntries(), "no state left");
+    }
+  }
+
+  @Test
+  void restoringWithChangedRulesKeepsTheWindowsCounted() throws Exception {
+    long t0 = 1_000_000;
+    OperatorSubtaskState snapshot;
+    try (KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h =
+        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+            new CountRule(RULES), RuleEvent::key, Types.STRING)) {
+      h.open();
+      feed(h, incident("r1", "illegal_memory_access", "node-1", 2, t0, true));
+      feed(h, incident("r2", "illegal_memory_access", "node-1", 2, t0 + MIN, true));
+      snapshot = h.snapshot(1, t0 + MIN);
+    }
+    // the site raises the threshold to 4 and restarts from the savepoint
+    RuleSet reloaded =
+        RuleSet.load(
+            Map.of(
+                "site.yaml",
+                ("rules:\n  - name: RepeatedIllegalMemoryAccess\n    type: count\n"
+                        + "    classes: [illegal_memory_access]\n    key: [host, gpu]\n"
+                        + "    window_seconds: 600\n    threshold: 4\n")
+                    .getBytes(StandardCharsets.UTF_8)));
+    try (KeyedOneInputStreamOperatorTestHarness<String, RuleEvent, Alert> h =
+        new KeyedOneInputStreamOperatorTestHarness<>(
+            new KeyedProcessOperator<>(new CountRule(reloaded)), RuleEvent::key, Types.STRING)) {
+      h.initializeState(snapshot);
+      h.open();
+      for (RuleEvent e :
+          match(
+              reloaded, incident("r3", "illegal_memory_access", "node-1", 2, t0 + 2 * MIN, true))) {
+        h.processElement(e, e.eventTime());
+      }
+      assertTrue(h.extractOutputValues().isEmpty(), "3 of the new threshold of 4");
+      for (RuleEvent e :
+          match(
+              reloaded, incident("r4", "illegal_memory_access", "node-1", 2, t0 + 3 * MIN, true))) {
+        h.processElement(e, e.eventTime());
+      }
+      List<Alert> out = h.extractOutputValues();
+      assertEquals(1, out.size(), "the two incidents counted before the restart still count");
+      assertEquals("4", out.get(0).annotations().get("value"));
     }
   }
 

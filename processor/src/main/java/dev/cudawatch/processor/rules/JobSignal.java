@@ -1,0 +1,23 @@
+package dev.cudawatch.processor.rules;
+
+import java.util.Map;
+
+/**
+ * What a silence rule learns about one job: it wrote output, it failed, or it exited.
+ *
+ * @param rule silence rule name
+ * @param key the rule name and the job's key fields, the operator's key
+ * @param labels key fields by name, for the alert's labels
+ * @param kind what happened
+ * @param incidentClass for a failure, the incident's class
+ */
+public record JobSignal(
+    String rule, String key, Map<String, String> labels, Kind kind, String incidentClass) {
+
+  /** What a job did. */
+  public enum Kind {
+    ACTIVITY,
+    FAILURE,
+    EXIT
+  }
+}

@@ -1,0 +1,65 @@
+package dev.cudawatch.processor.rules;
+
+import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.WireJson;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Builds a rule's alert: labels from the rule and its key, annotations from its templates. */
+final class RuleAlerts {
+  private RuleAlerts() {}
+
+  /** The key fields' values from an operator key {@code rule|v1|v2}, named by the rule's key. */
+  static Map<String, String> labelsFromKey(RuleSpec r, String key) {
+    String[] parts = key.split("\\|", -1);
+    Map<String, String> out = new LinkedHashMap<>();
+    for (int i = 0; i < r.key().size() && i + 1 < parts.length; i++) {
+      out.put(r.key().get(i), parts[i + 1]);
+    }
+    return out;
+  }
+
+  /**
+   * The alert. {@code values} fill the summary's {@code {name}} placeholders beside the key fields,
+   * and a {@code value} annotation carries the measured figure, as Prometheus' $value does.
+   */
+  static Alert alert(
+      RuleSpec r,
+      Map<String, String> key,
+      Map<String, String> values,
+      String value,
+      Alert.State state,
+      long startsAt,
+      Long endsAt) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put("alertname", r.name());
+    labels.put("severity", r.severity() == null ? "warning" : r.severity());
+    labels.putAll(key);
+    String summary = r.summary() == null ? r.name() : r.summary();
+    for (var e : values.entrySet()) {
+      summary = summary.replace("{" + e.getKey() + "}", e.getValue());
+    }
+    for (var e : key.entrySet()) {
+      summary = summary.replace("{" + e.getKey() + "}", e.getValue());
+    }
+    Map<String, String> annotations = new LinkedHashMap<>();
+    annotations.put("summary", summary);
+    if (r.description() != null) {
+      annotations.put("description", r.description());
+    }
+    annotations.put("value", value);
+    return new Alert(
+        WireJson.VERSION,
+        Alert.fingerprintOf(labels),
+        state,
+        labels,
+        annotations,
+        Instant.ofEpochMilli(startsAt),
+        endsAt == null ? null : Instant.ofEpochMilli(endsAt));
+  }
+
+  static String minutes(long seconds) {
+    return seconds % 60 == 0 ? String.valueOf(seconds / 60) : String.format("%.1f", seconds / 60.0);
+  }
+}

@@ -1,0 +1,27 @@
+package dev.cudawatch.processor.rules;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** The key of a job for a silence rule, from its host and job id; null when the job is unknown. */
+final class SilenceKeys {
+  private SilenceKeys() {}
+
+  static JobSignal signal(
+      RuleSpec r, String host, String job, JobSignal.Kind kind, String incidentClass) {
+    if (job == null || job.isEmpty()) {
+      return null;
+    }
+    Map<String, String> labels = new LinkedHashMap<>();
+    StringBuilder key = new StringBuilder(r.name());
+    for (String k : r.key()) {
+      String v = k.equals("host") ? host : job;
+      if (v == null) {
+        return null;
+      }
+      labels.put(k, v);
+      key.append('|').append(v);
+    }
+    return new JobSignal(r.name(), key.toString(), labels, kind, incidentClass);
+  }
+}
