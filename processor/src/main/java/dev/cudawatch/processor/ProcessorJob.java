@@ -77,7 +77,7 @@ public final class ProcessorJob {
         .name(Topics.DEAD_LETTER)
         .uid("sink-dead-letters");
 
-    DataStream<Incident> fromLines =
+    DataStream<Incident> classified =
         records
             .filter(r -> r.kind() != RecordKind.GPU_MEMORY)
             .name("lines")
@@ -85,14 +85,18 @@ public final class ProcessorJob {
             .process(new ClassifyStream(catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl))
             .name("classify")
             .uid("classify");
+    // OOMs that name their GPU meet that GPU's memory samples, and leave with what came before.
     DataStream<Incident> fromMemory =
         records
             .filter(r -> r.kind() == RecordKind.GPU_MEMORY)
             .name("memory-samples")
-            .keyBy(DetectMemoryTrend::keyOf)
+            .connect(classified.filter(DetectMemoryTrend::enrichable).name("gpu-ooms"))
+            .keyBy(DetectMemoryTrend::keyOf, DetectMemoryTrend::keyOf)
             .process(new DetectMemoryTrend(TrendSettings.defaults(), Duration.ofMinutes(10), ttl))
             .name("memory-trend")
             .uid("memory-trend");
+    DataStream<Incident> fromLines =
+        classified.filter(i -> !DetectMemoryTrend.enrichable(i)).name("not-gpu-ooms");
     DataStream<Incident> all = fromLines.union(fromMemory);
     // Rules and correlation work in event time: watermarks follow the incidents' first-line times.
     DataStream<Incident> timed =

@@ -93,4 +93,39 @@ public record Incident(
         excerpt,
         newVerdict);
   }
+
+  /**
+   * The same incident with more fields and a first next step, from what the fleet knew before it
+   * (e.g. the GPU's memory trend before an OOM).
+   */
+  public Incident withContext(Map<String, Object> moreFields, String firstStep) {
+    Map<String, Object> f = new java.util.LinkedHashMap<>(fields);
+    f.putAll(moreFields);
+    List<String> steps = new java.util.ArrayList<>();
+    steps.add(firstStep);
+    steps.addAll(nextSteps);
+    return new Incident(
+        v,
+        id,
+        incidentClass,
+        root,
+        rootId,
+        count,
+        severity,
+        suspect,
+        signature,
+        f,
+        summary,
+        explanation,
+        steps,
+        host,
+        job,
+        source,
+        line,
+        firstRecordId,
+        eventTime,
+        detectedTime,
+        excerpt,
+        verdict);
+  }
 }

@@ -67,6 +67,11 @@ public final class MemoryTrendDetector implements Serializable {
     return window.size();
   }
 
+  /** The samples in the window, oldest first. */
+  public java.util.List<MemorySample> samples() {
+    return java.util.List.copyOf(window);
+  }
+
   static double theilSen(MemorySample[] xs) {
     int n = xs.length;
     double[] slopes = new double[n * (n - 1) / 2];

@@ -8,23 +8,30 @@ import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.engine.Advisor;
 import dev.cudawatch.diagnosis.trend.MemoryTrendDetector;
+import dev.cudawatch.diagnosis.trend.OomHistory;
 import dev.cudawatch.diagnosis.trend.TrendIncidents;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
  * Watches GPU memory samples per host and GPU and warns with a {@code memory_leak} incident when
- * memory is heading to full, at most once per {@code repeatAfter} for a GPU.
+ * memory is heading to full, at most once per {@code repeatAfter} for a GPU. A new job on the GPU
+ * (samples that name one) starts a new trend, so the trend is also per job and rank. OOM incidents
+ * of the same GPU pass through here and leave enriched with what memory did before them ({@code
+ * memory_before}: steady_leak, sudden_spike, fragmentation, steady_high).
  */
-public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRecord, Incident> {
+public final class DetectMemoryTrend
+    extends KeyedCoProcessFunction<String, LogRecord, Incident, Incident> {
   private static final long serialVersionUID = 1L;
 
   private final TrendSettings settings;
@@ -34,11 +41,24 @@ public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRec
   private transient NvidiaSmiCsv csv;
   private transient ValueState<MemoryTrendDetector> detector;
   private transient ValueState<Long> lastWarned;
+  private transient ValueState<String> job;
 
   public DetectMemoryTrend(TrendSettings settings, Duration repeatAfter, Duration stateTtl) {
     this.settings = settings;
     this.repeatAfter = repeatAfter;
     this.stateTtl = stateTtl;
+  }
+
+  /** Key of an OOM incident: its host and GPU, as {@link #keyOf(LogRecord)} keys samples. */
+  public static String keyOf(Incident i) {
+    return i.host() + "|gpu" + i.fields().get("gpu");
+  }
+
+  /** OOMs that name their GPU and host can learn from that GPU's samples. */
+  public static boolean enrichable(Incident i) {
+    return "cuda_oom".equals(i.incidentClass())
+        && i.host() != null
+        && i.fields().get("gpu") instanceof Number;
   }
 
   /** Key of a memory sample: host and GPU index, or null for records that are not samples. */
@@ -62,10 +82,13 @@ public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRec
     ValueStateDescriptor<Long> w = new ValueStateDescriptor<>("last-warned", Long.class);
     w.enableTimeToLive(ttl);
     lastWarned = getRuntimeContext().getState(w);
+    ValueStateDescriptor<String> j = new ValueStateDescriptor<>("job", String.class);
+    j.enableTimeToLive(ttl);
+    job = getRuntimeContext().getState(j);
   }
 
   @Override
-  public void processElement(LogRecord r, Context ctx, Collector<Incident> out) throws Exception {
+  public void processElement1(LogRecord r, Context ctx, Collector<Incident> out) throws Exception {
     if (r.kind() != RecordKind.GPU_MEMORY) {
       return;
     }
@@ -74,6 +97,12 @@ public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRec
       return;
     }
     MemoryTrendDetector d = detector.value();
+    String sampleJob = r.job() == null ? null : r.job() + "/" + r.rank();
+    if (sampleJob != null && !sampleJob.equals(job.value())) {
+      job.update(sampleJob);
+      d = null; // another job on this GPU: its memory owes nothing to the last one's
+      lastWarned.clear();
+    }
     if (d == null) {
       d = new MemoryTrendDetector(settings);
     }
@@ -94,5 +123,25 @@ public final class DetectMemoryTrend extends KeyedProcessFunction<String, LogRec
                 Instant.ofEpochMilli(ctx.timerService().currentProcessingTime())));
       }
     }
+  }
+
+  @Override
+  public void processElement2(Incident oom, Context ctx, Collector<Incident> out) throws Exception {
+    MemoryTrendDetector d = detector.value();
+    Optional<OomHistory.Finding> f =
+        d == null
+            ? Optional.empty()
+            : OomHistory.describe(
+                d.samples(),
+                (oom.eventTime() != null ? oom.eventTime() : oom.detectedTime()).toEpochMilli(),
+                oom.fields(),
+                settings);
+    if (f.isEmpty()) {
+      out.collect(oom);
+      return;
+    }
+    Map<String, Object> more = new LinkedHashMap<>(f.get().fields());
+    more.put("memory_before", f.get().memoryBefore());
+    out.collect(oom.withContext(more, f.get().nextStep()));
   }
 }

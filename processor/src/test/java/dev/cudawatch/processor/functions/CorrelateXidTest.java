@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -15,30 +14,7 @@ import org.junit.jupiter.api.Test;
 
 class CorrelateXidTest {
   private static Incident incident(String id, String cls, Map<String, Object> fields, long t) {
-    Instant at = Instant.ofEpochMilli(t);
-    return new Incident(
-        1,
-        id,
-        cls,
-        true,
-        null,
-        1,
-        "error",
-        "application",
-        "s",
-        fields,
-        "s",
-        "e",
-        List.of(),
-        "node-3",
-        "job",
-        "/l",
-        1,
-        "rec-" + id,
-        at,
-        at,
-        List.of(),
-        null);
+    return Records.incident(id, cls, "node-3", fields, t);
   }
 
   private static KeyedOneInputStreamOperatorTestHarness<String, Incident, Incident> harness()

@@ -1,8 +1,11 @@
 package dev.cudawatch.processor.functions;
 
+import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 
 /** Fixed fixtures for operator tests, as flink-training's TestBase does. */
 final class Records {
@@ -28,5 +31,46 @@ final class Records {
         .eventTime(T0.plusMillis(offset))
         .text(csvRow)
         .build();
+  }
+
+  static LogRecord memory(long offset, String job, String csvRow) {
+    return LogRecord.builder()
+        .host("gpu-node-1")
+        .job(job)
+        .rank(0)
+        .kind(RecordKind.GPU_MEMORY)
+        .source("nvidia-smi")
+        .stream("nvidia-smi")
+        .offset(offset)
+        .eventTime(T0.plusMillis(offset))
+        .text(csvRow)
+        .build();
+  }
+
+  static Incident incident(String id, String cls, String host, Map<String, Object> fields, long t) {
+    Instant at = Instant.ofEpochMilli(t);
+    return new Incident(
+        1,
+        id,
+        cls,
+        true,
+        null,
+        1,
+        "error",
+        "application",
+        "s",
+        fields,
+        "s",
+        "e",
+        List.of("the catalog's step"),
+        host,
+        "job",
+        "/l",
+        1,
+        "rec-" + id,
+        at,
+        at,
+        List.of(),
+        null);
   }
 }
