@@ -205,8 +205,150 @@ class ProcessorJobIT {
     }
   }
 
+  @Test
+  void fleetRulesAndVerdicts() throws Exception {
+    Path site = dir.resolve("site-rules.yaml");
+    Files.writeString(
+        site,
+        """
+        rules:
+          - name: FleetErrorSpike
+            type: spike
+            classes: [launch_config_error]
+            key: [class]
+            window_seconds: 300
+            baseline_seconds: 3600
+            factor: 2
+            threshold: 3
+          - name: JobSilentAfterError
+            type: silence
+            classes: [nccl_timeout]
+            key: [host, job]
+            for_seconds: 2
+        """);
+    Instant t0 = Instant.now();
+    List<LogRecord> records = new ArrayList<>();
+    String illegal = "RuntimeError: CUDA error: an illegal memory access was encountered";
+    // two different jobs fault on GPU 5 of one host: a lemon GPU
+    records.add(line("lemon-host", "job-a", 5, t0, illegal).build());
+    records.add(line("lemon-host", "job-b", 5, t0.plusSeconds(60), illegal).build());
+    // one line of code asserts on two hosts: a code bug
+    for (String host : List.of("cb-1", "cb-2")) {
+      String[] tb = {
+        "Traceback (most recent call last):",
+        "  File \"/srv/train.py\", line 88, in <module>",
+        "    loss = model(x)",
+        "RuntimeError: CUDA error: device-side assert triggered"
+      };
+      for (int k = 0; k < tb.length; k++) {
+        records.add(line(host, "job-" + host, 0, t0.plusMillis(k), tb[k]).offset(k).build());
+      }
+    }
+    // the application faults beside Xid 13 on its GPU: the application's fault
+    records.add(line("xid-host", "job-x", 1, t0, illegal).build());
+    records.add(
+        line(
+                "xid-host",
+                null,
+                1,
+                t0.plusSeconds(1),
+                "NVRM: Xid (PCI:0000:3b:00): 13, pid=674, name=python3, Graphics Exception: ESR 0x5041b0=0x3f20")
+            .kind(RecordKind.KERNEL)
+            .source("/dev/kmsg")
+            .build());
+    // a launch failure three times in a minute across the fleet: a spike against no baseline
+    for (int k = 0; k < 3; k++) {
+      records.add(
+          line(
+                  "spike-" + k,
+                  "job-s" + k,
+                  0,
+                  t0.plusSeconds(k),
+                  "RuntimeError: CUDA error: invalid configuration argument")
+              .build());
+    }
+    // one job times out in a collective and hangs; another times out and exits
+    String timeout =
+        "[rank0]:[E1122 03:00:00.000000 1 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught"
+            + " collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1,"
+            + " NumelOut=1, Timeout(ms)=600000) ran for 600042 milliseconds before timing out.";
+    records.add(line("hang-host", "hang-job", 0, t0, timeout).build());
+    records.add(line("exit-host", "exit-job", 0, t0, timeout).build());
+    records.add(
+        line("exit-host", "exit-job", 0, t0.plusMillis(5), "finished with exit_code=1")
+            .kind(RecordKind.EXIT)
+            .stream("exit")
+            .build());
+    produce(records);
+    JobClient job = startJob("fleet-it", site.toString());
+    try {
+      Map<String, List<Alert>> byName = new java.util.TreeMap<>();
+      java.util.Set<String> wanted =
+          java.util.Set.of("LemonGpu", "CodeBug", "FleetErrorSpike", "JobSilentAfterError");
+      for (byte[] b :
+          TopicReader.readUntil(
+              broker.bootstrapServers(),
+              Topics.ALERTS,
+              got ->
+                  got.stream()
+                      .map(ProcessorJobIT::alert)
+                      .map(Alert::alertName)
+                      .collect(java.util.stream.Collectors.toSet())
+                      .containsAll(wanted),
+              Duration.ofSeconds(4),
+              Duration.ofSeconds(60),
+              true)) {
+        Alert a = WireJson.readAlert(b);
+        byName.computeIfAbsent(a.alertName(), k -> new ArrayList<>()).add(a);
+      }
+      Alert lemon = only(byName, "LemonGpu", "lemon-host");
+      assertEquals("5", lemon.labels().get("gpu"));
+      assertEquals("2", lemon.annotations().get("value"), "the lemon score: jobs failed by it");
+      Alert bug = only(byName, "CodeBug", null);
+      assertEquals("/srv/train.py:88", bug.labels().get("user_frame"));
+      Alert spike = only(byName, "FleetErrorSpike", null);
+      assertEquals("launch_config_error", spike.labels().get("class"));
+      Alert hang = only(byName, "JobSilentAfterError", null);
+      assertEquals("hang-job", hang.labels().get("job"), "the job that exited is not hung");
+
+      Incident faulted = null;
+      for (byte[] b : readCommitted(Topics.INCIDENTS, 1)) {
+        Incident i = WireJson.readIncident(b);
+        if ("xid-host".equals(i.host()) && i.verdict() != null) {
+          faulted = i;
+        }
+      }
+      assertTrue(faulted != null, "the illegal access came back with a verdict");
+      assertEquals("illegal_memory_access", faulted.incidentClass());
+      assertEquals("application_fault", faulted.verdict());
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  private static Alert only(Map<String, List<Alert>> byName, String name, String host) {
+    List<Alert> found =
+        byName.getOrDefault(name, List.of()).stream()
+            .filter(a -> host == null || host.equals(a.labels().get("host")))
+            .filter(a -> a.state() == Alert.State.FIRING)
+            .toList();
+    assertEquals(1, found.size(), name + " fired once: " + byName.keySet());
+    return found.get(0);
+  }
+
+  private static LogRecord.Builder line(String host, String job, int gpu, Instant t, String text) {
+    return LogRecord.builder()
+        .host(host)
+        .job(job)
+        .gpu(gpu)
+        .source("/logs/" + host + "-" + job + ".log")
+        .offset(0)
+        .eventTime(t)
+        .text(text);
+  }
+
   /** Starts the job on the MiniCluster against the broker, as its own consumer group. */
-  private static JobClient startJob(String group) throws Exception {
+  private static JobClient startJob(String group, String... siteRules) throws Exception {
     ProcessorSettings s =
         new ProcessorSettings(
             new KafkaSettings(broker.bootstrapServers(), Map.of()),
@@ -218,7 +360,7 @@ class ProcessorJobIT {
             null,
             null,
             null,
-            null,
+            List.of(siteRules),
             null,
             null);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -23,6 +24,20 @@ public final class TopicReader {
       String bootstrap,
       String topic,
       int expect,
+      Duration quiet,
+      Duration timeout,
+      boolean committedOnly) {
+    return readUntil(bootstrap, topic, out -> out.size() >= expect, quiet, timeout, committedOnly);
+  }
+
+  /**
+   * Values of {@code topic}, read until {@code done} holds for what arrived and the topic was then
+   * quiet for {@code quiet}, or {@code timeout} passed.
+   */
+  public static List<byte[]> readUntil(
+      String bootstrap,
+      String topic,
+      Predicate<List<byte[]>> done,
       Duration quiet,
       Duration timeout,
       boolean committedOnly) {
@@ -46,7 +61,7 @@ public final class TopicReader {
       long deadline = System.nanoTime() + timeout.toNanos();
       long lastRecord = System.nanoTime();
       while (System.nanoTime() < deadline
-          && (out.size() < expect || System.nanoTime() - lastRecord < quiet.toNanos())) {
+          && (!done.test(out) || System.nanoTime() - lastRecord < quiet.toNanos())) {
         var recs = c.poll(Duration.ofMillis(200));
         if (!recs.isEmpty()) {
           lastRecord = System.nanoTime();

@@ -28,6 +28,7 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
   private transient ValueState<Long> lastHeard; // processing time of the last output
   private transient ValueState<Long> firingSince;
   private transient ValueState<Long> timer;
+  private transient ValueState<Long> exitedAt; // a job that exited moments ago
 
   public SilenceRule(RuleSet rules, Duration forgetAfter) {
     this.rules = rules;
@@ -43,6 +44,7 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
     firingSince =
         getRuntimeContext().getState(new ValueStateDescriptor<>("firing-since", Types.LONG));
     timer = getRuntimeContext().getState(new ValueStateDescriptor<>("timer", Types.LONG));
+    exitedAt = getRuntimeContext().getState(new ValueStateDescriptor<>("exited-at", Types.LONG));
   }
 
   @Override
@@ -54,6 +56,11 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
     long now = ctx.timerService().currentProcessingTime();
     switch (s.kind()) {
       case FAILURE -> {
+        Long exited = exitedAt.value();
+        if (exited != null && now - exited < r.forSeconds() * 1000) {
+          return; // its exit overtook the incident (incidents wait for the traceback to end)
+        }
+        exitedAt.clear();
         if (firingSince.value() == null) {
           failure.update(s.incidentClass());
           lastHeard.update(now);
@@ -62,6 +69,10 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
       }
       case ACTIVITY -> {
         if (failure.value() == null) {
+          if (exitedAt.value() != null) {
+            exitedAt.clear(); // it runs again (a restart under the same job id)
+            deleteTimer(ctx);
+          }
           return; // a healthy job: nothing to watch, nothing stored
         }
         if (firingSince.value() != null) {
@@ -73,6 +84,10 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
       case EXIT -> {
         if (failure.value() != null) {
           resolve(r, s.labels(), now, ctx, out); // it ended; the failure was reported already
+        } else {
+          // remembered briefly: the incident of the failure it exited with may still be on its way
+          exitedAt.update(now);
+          schedule(ctx, now + r.forSeconds() * 1000);
         }
       }
       default -> throw new IllegalStateException(s.kind().name());
@@ -86,7 +101,7 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
     int bar = key.indexOf('|');
     RuleSpec r = byName.get(bar < 0 ? key : key.substring(0, bar));
     Long heard = lastHeard.value();
-    if (r == null || heard == null) {
+    if (r == null || heard == null) { // also the end of an exit's memory
       clear();
       return;
     }
@@ -110,11 +125,16 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
     if (since != null) {
       out.collect(alert(r, labels, failure.value(), Alert.State.RESOLVED, since, now));
     }
+    deleteTimer(ctx);
+    clear();
+  }
+
+  private void deleteTimer(Context ctx) throws Exception {
     Long t = timer.value();
     if (t != null) {
       ctx.timerService().deleteProcessingTimeTimer(t);
+      timer.clear();
     }
-    clear();
   }
 
   private void schedule(Context ctx, long at) throws Exception {
@@ -127,6 +147,7 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
   }
 
   private void clear() {
+    exitedAt.clear();
     failure.clear();
     lastHeard.clear();
     firingSince.clear();

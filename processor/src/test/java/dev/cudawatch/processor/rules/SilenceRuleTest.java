@@ -139,6 +139,20 @@ class SilenceRuleTest {
   }
 
   @Test
+  void anExitThatOvertakesItsFailureKeepsItQuiet() throws Exception {
+    try (var h = harness()) {
+      h.setProcessingTime(0);
+      record(h, activity(), RecordKind.EXIT, 0);
+      h.setProcessingTime(1_000);
+      fail(h); // the incident is emitted once its traceback ends, after the exit record
+      h.setProcessingTime(30 * MIN);
+      assertTrue(h.extractOutputValues().isEmpty());
+      assertEquals(0, h.numProcessingTimeTimers());
+      assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+
+  @Test
   void healthyJobsLeaveNoStateAndActivityIsThinned() throws Exception {
     try (var h = harness()) {
       JobActivity activity = activity();
