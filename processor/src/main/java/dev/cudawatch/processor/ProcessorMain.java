@@ -12,7 +12,9 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -27,6 +29,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = "Run the cudawatch Flink job against a Kafka cluster.")
 public final class ProcessorMain implements Callable<Integer> {
+  public static final String JOB_NAME = "cudawatch-processor";
+
   @Option(names = "--config", paramLabel = "FILE", description = "processor YAML configuration")
   Path config;
 
@@ -35,6 +39,30 @@ public final class ProcessorMain implements Callable<Integer> {
       paramLabel = "HOST:PORT",
       description = "overrides kafka.bootstrap_servers")
   String bootstrap;
+
+  @Option(
+      names = "--submit",
+      paramLabel = "HOST:PORT",
+      description =
+          "submit the job to a Flink cluster through its JobManager's REST endpoint and return"
+              + " (without it, the job runs here, or under `flink run`)")
+  String submit;
+
+  @Option(
+      names = "--jar",
+      paramLabel = "FILE",
+      description = "the job jar --submit ships (default: ${sys:cudawatch.processor.jar})",
+      defaultValue = "${sys:cudawatch.processor.jar}")
+  Path jar;
+
+  @Option(
+      names = "--from-savepoint",
+      paramLabel = "PATH",
+      description =
+          "restore state from a savepoint or retained checkpoint (upgrades, rule changes)")
+  String savepoint;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
     System.exit(new CommandLine(new ProcessorMain()).execute(args));
@@ -48,10 +76,45 @@ public final class ProcessorMain implements Callable<Integer> {
     if (bootstrap != null) {
       s = s.withKafka(s.kafka().withBootstrapServers(bootstrap));
     }
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    Configuration conf = new Configuration();
+    if (savepoint != null) {
+      conf.setString("execution.state-recovery.path", savepoint);
+    }
+    if (submit != null) {
+      return submit(s, conf);
+    }
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     configure(env, s);
     job(s).build(env);
-    env.execute("cudawatch-processor");
+    env.execute(JOB_NAME);
+    return 0;
+  }
+
+  private int submit(ProcessorSettings s, Configuration conf) throws Exception {
+    int colon = submit.lastIndexOf(':');
+    if (colon <= 0 || !submit.substring(colon + 1).matches("\\d{1,5}")) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(), "--submit takes HOST:PORT of the JobManager's REST endpoint");
+    }
+    if (jar == null || !Files.isRegularFile(jar)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "--submit needs the job jar (--jar): "
+              + (jar == null ? "none given" : jar + " not found"));
+    }
+    StreamExecutionEnvironment env =
+        StreamExecutionEnvironment.createRemoteEnvironment(
+            submit.substring(0, colon),
+            Integer.parseInt(submit.substring(colon + 1)),
+            conf,
+            jar.toString());
+    configure(env, s);
+    job(s).build(env);
+    JobClient client = env.executeAsync(JOB_NAME);
+    spec.commandLine()
+        .getOut()
+        .println("submitted job " + client.getJobID() + " (" + JOB_NAME + ") to " + submit);
+    spec.commandLine().getOut().flush();
     return 0;
   }
 
