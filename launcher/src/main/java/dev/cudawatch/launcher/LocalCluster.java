@@ -51,6 +51,9 @@ public final class LocalCluster implements AutoCloseable {
       String webhookUrl,
       List<String> catalogs) {}
 
+  static final long LOCAL_CHECKPOINT_MS = 250;
+  static final long LOCAL_FLUSH_MS = 250;
+
   private final Options options;
   private final PrintStream console;
   private EmbeddedKafkaBroker broker;
@@ -81,16 +84,17 @@ public final class LocalCluster implements AutoCloseable {
     alerts.start();
 
     // nulls take the processor's defaults; local mode keeps a short transaction timeout so a crash
-    // never holds read_committed readers back for long
+    // never holds read_committed readers back for long, and checkpoints and flushes often: an
+    // alert is visible once the checkpoint after it completes, so these bound its latency
     ProcessorSettings ps =
         new ProcessorSettings(
             kafka,
             null,
             options.parallelism(),
-            null,
+            LOCAL_CHECKPOINT_MS,
             "cudawatch-local",
             60_000L,
-            null,
+            LOCAL_FLUSH_MS,
             null,
             options.catalogs(),
             null,

@@ -55,6 +55,9 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
+    // incidents and alerts are few: a broker-side wait of 500 ms (the default) would be most of
+    // their latency, so fetches return sooner; a site can still override it
+    c.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 50);
     consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     Map<String, Object> p = new HashMap<>(kafka.properties());
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

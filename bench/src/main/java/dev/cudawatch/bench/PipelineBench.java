@@ -1,0 +1,312 @@
+package dev.cudawatch.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.launcher.LocalCluster;
+import dev.cudawatch.processor.ProcessorMain;
+import dev.cudawatch.processor.ProcessorSettings;
+import java.io.BufferedWriter;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * End-to-end harness for the streaming pipeline (not a test: it measures).
+ *
+ * <pre>
+ *   throughput DIR RECORDS   records already in Kafka -> Flink job (p=2) -> incidents, sustained
+ *   latency DIR SECONDS RATE a line written to a log file -> its alert at /api/alerts, under RATE
+ *                            lines/s of other output, with the whole `local` pipeline
+ * </pre>
+ */
+public final class PipelineBench {
+  private static final String OOM =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total"
+          + " capacity of 79.15 GiB of which 1.05 GiB is free.";
+
+  private PipelineBench() {}
+
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[1]);
+    switch (args[0]) {
+      case "throughput" -> throughput(dir, Integer.parseInt(args[2]));
+      case "latency" -> latency(dir, Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+      default -> throw new IllegalArgumentException("throughput | latency");
+    }
+    System.exit(0);
+  }
+
+  // ---- throughput ----------------------------------------------------------------------------
+
+  static void throughput(Path dir, int n) throws Exception {
+    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+      broker.createTopics(Topics.ALL, 2);
+      long bytes = preload(broker.bootstrapServers(), n);
+      ProcessorSettings s =
+          new ProcessorSettings(
+              new KafkaSettings(broker.bootstrapServers(), Map.of()),
+              "bench",
+              2,
+              1000L,
+              "bench",
+              null,
+              null,
+              null,
+              null,
+              null,
+              null,
+              null);
+      Configuration conf = new Configuration();
+      conf.setString("rest.bind-address", "127.0.0.1");
+      conf.setString("rest.port", "0");
+      StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
+      ProcessorMain.configure(env, s);
+      ProcessorMain.job(s).build(env);
+      long submitted = System.nanoTime();
+      JobClient job = env.executeAsync("bench");
+      long[] seen = awaitMarkers(broker.bootstrapServers(), Duration.ofMinutes(10));
+      job.cancel().get();
+      double secs = (seen[1] - seen[0]) / 1e9;
+      System.out.printf(
+          "records between the markers: %,d (%,.1f MB of JSON)%n"
+              + "first marker's incident %.1f s after submission (job start + catching up)%n"
+              + "sustained: %,.0f records/s (%,.1f MB/s) through Kafka -> Flink -> incidents%n",
+          n, bytes / 1e6, (seen[0] - submitted) / 1e9, n / secs, bytes / 1e6 / secs);
+    }
+  }
+
+  /** A start marker, {@code n} lines of 32 streams of training output, an end marker. */
+  private static long preload(String bootstrap, int n) throws Exception {
+    List<String> lines = TrainingLogGenerator.lines(Math.min(n, 200_000), 50_000, 7);
+    long bytes = 0;
+    try (var p =
+        new KafkaProducer<byte[], byte[]>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrap,
+                ProducerConfig.LINGER_MS_CONFIG,
+                20,
+                ProducerConfig.BATCH_SIZE_CONFIG,
+                512 * 1024,
+                ProducerConfig.COMPRESSION_TYPE_CONFIG,
+                "lz4"),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
+      send(p, marker("marker-start"));
+      Instant t0 = Instant.parse("2026-11-22T03:00:00Z");
+      for (int i = 0; i < n; i++) {
+        int stream = i % 32;
+        LogRecord r =
+            LogRecord.builder()
+                .host("node-" + stream / 8)
+                .job("job-" + stream / 8)
+                .rank(stream % 8)
+                .source("/logs/rank-" + stream % 8 + ".log")
+                .offset(i)
+                .eventTime(t0.plusMillis(i / 10))
+                .text(lines.get(i % lines.size()))
+                .build();
+        bytes += send(p, r);
+      }
+      send(p, marker("marker-end"));
+      p.flush();
+    }
+    return bytes;
+  }
+
+  private static LogRecord marker(String host) {
+    return LogRecord.builder()
+        .host(host)
+        .job(host)
+        .source("/logs/marker.log")
+        .offset(0)
+        .eventTime(Instant.now())
+        .text(OOM)
+        .build();
+  }
+
+  private static int send(KafkaProducer<byte[], byte[]> p, LogRecord r) {
+    byte[] v = WireJson.toBytes(r);
+    p.send(new ProducerRecord<>(Topics.LOGS, r.streamKey().getBytes(StandardCharsets.UTF_8), v));
+    return v.length;
+  }
+
+  /** When each marker's incident became visible to a read_committed reader (nanoTime). */
+  private static long[] awaitMarkers(String bootstrap, Duration timeout) throws Exception {
+    long[] seen = {0, 0};
+    try (var c =
+        new KafkaConsumer<byte[], byte[]>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.GROUP_ID_CONFIG, "bench-watch",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
+      c.subscribe(List.of(Topics.INCIDENTS));
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (seen[1] == 0 && System.nanoTime() < deadline) {
+        for (var rec : c.poll(Duration.ofMillis(50))) {
+          Incident i = WireJson.readIncident(rec.value());
+          if ("marker-start".equals(i.host()) && seen[0] == 0) {
+            seen[0] = System.nanoTime();
+          } else if ("marker-end".equals(i.host())) {
+            seen[1] = System.nanoTime();
+          }
+        }
+      }
+    }
+    if (seen[1] == 0) {
+      throw new IllegalStateException("the end marker never arrived");
+    }
+    return seen;
+  }
+
+  // ---- latency -------------------------------------------------------------------------------
+
+  static void latency(Path dir, int seconds, int rate) throws Exception {
+    Path logs = dir.resolve("logs");
+    Files.createDirectories(logs);
+    LocalCluster cluster =
+        new LocalCluster(
+            new LocalCluster.Options(dir.resolve("data"), logs, null, 0, 2, null, null, List.of()),
+            new PrintStream(System.out, true, StandardCharsets.UTF_8));
+    cluster.start();
+    AtomicBoolean running = new AtomicBoolean(true);
+    Thread background = new Thread(() -> background(logs, rate, running), "background");
+    background.start();
+    Map<Integer, Long> written = new ConcurrentHashMap<>();
+    Map<Integer, Long> visible = new ConcurrentHashMap<>();
+    Thread watcher =
+        new Thread(() -> watch(cluster.httpPort(), written, visible, running), "watcher");
+    watcher.start();
+    // Warm-up: the first probes also pay for the job starting and JIT compilation; 15 of them,
+    // a second apart, are not counted (they are numbered below zero).
+    int warmup = 15;
+    // each probe is a new job's log failing: one file, one incident, one alert
+    int probes = seconds;
+    for (int i = -warmup; i < probes; i++) {
+      Path probe = logs.resolve("probe-" + i + ".log");
+      written.put(i, System.nanoTime());
+      Files.writeString(probe, OOM + "\n");
+      Thread.sleep(1000);
+    }
+    Thread.sleep(5_000);
+    running.set(false);
+    background.join();
+    watcher.join();
+    cluster.close();
+    long[] ms =
+        written.keySet().stream()
+            .filter(k -> k >= 0 && visible.containsKey(k))
+            .mapToLong(k -> (visible.get(k) - written.get(k)) / 1_000_000)
+            .sorted()
+            .toArray();
+    for (var e : new java.util.TreeMap<>(written).tailMap(0).entrySet()) {
+      Long v = visible.get(e.getKey());
+      if (v == null || (v - e.getValue()) / 1_000_000 > 1000) {
+        System.out.printf(
+            "slow probe %d: %s%n",
+            e.getKey(), v == null ? "never" : (v - e.getValue()) / 1_000_000 + " ms");
+      }
+    }
+    System.out.printf(
+        "probes: %d written, %d alerts seen, background %,d lines/s%n"
+            + "latency line written -> alert at /api/alerts: p50 %d ms, p90 %d ms, p99 %d ms, max %d"
+            + " ms%n",
+        probes, ms.length, rate, pct(ms, 50), pct(ms, 90), pct(ms, 99), ms[ms.length - 1]);
+  }
+
+  private static long pct(long[] sorted, int p) {
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+  }
+
+  /** {@code rate} lines/s of healthy training output over 8 files, in 10 ms slices. */
+  private static void background(Path logs, int rate, AtomicBoolean running) {
+    List<String> lines = TrainingLogGenerator.lines(100_000, Integer.MAX_VALUE, 3);
+    List<BufferedWriter> ws = new ArrayList<>();
+    try {
+      for (int f = 0; f < 8; f++) {
+        ws.add(Files.newBufferedWriter(logs.resolve("rank-" + f + ".log")));
+      }
+      long start = System.nanoTime();
+      long sent = 0;
+      int i = 0;
+      while (running.get()) {
+        long due = (System.nanoTime() - start) * rate / 1_000_000_000L;
+        for (; sent < due; sent++, i++) {
+          ws.get(i % 8).write(lines.get(i % lines.size()) + "\n");
+        }
+        for (BufferedWriter w : ws) {
+          w.flush();
+        }
+        Thread.sleep(10);
+      }
+      for (BufferedWriter w : ws) {
+        w.close();
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Polls /api/alerts every 10 ms; notes when each probe line's alert first appears. */
+  private static void watch(
+      int port, Map<Integer, Long> written, Map<Integer, Long> visible, AtomicBoolean running) {
+    HttpClient http = HttpClient.newHttpClient();
+    ObjectMapper json = new ObjectMapper();
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/alerts")).build();
+    while (running.get()) {
+      try {
+        JsonNode alerts =
+            json.readTree(http.send(req, HttpResponse.BodyHandlers.ofString()).body());
+        long now = System.nanoTime();
+        for (JsonNode a : alerts.path("alerts")) {
+          String src = a.path("annotations").path("source").asText("");
+          int colon = src.lastIndexOf(':');
+          int dash = src.lastIndexOf("probe-");
+          if (dash >= 0 && colon > dash) {
+            int probe = Integer.parseInt(src.substring(dash + 6, src.indexOf(".log", dash)));
+            if (written.containsKey(probe)) {
+              visible.putIfAbsent(probe, now);
+            }
+          }
+        }
+        Thread.sleep(10);
+      } catch (Exception e) {
+        if (running.get()) {
+          System.err.println("watch: " + e);
+        }
+      }
+    }
+  }
+}
