@@ -40,8 +40,7 @@ public final class AlertsMain implements Callable<Integer> {
         s.with(
             bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap),
             port == null ? s.httpPort() : port,
-            s.alertmanagerUrl(),
-            s.webhookUrl());
+            s.notifications());
     s.validate("");
     CountDownLatch stop = new CountDownLatch(1);
     try (AlertsService service =

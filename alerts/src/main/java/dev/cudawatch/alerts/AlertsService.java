@@ -4,6 +4,7 @@ import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.ingest.TopicConsumer;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
+import dev.cudawatch.alerts.notify.Notifier;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.common.wire.Alert;
@@ -24,6 +25,7 @@ public final class AlertsService implements AutoCloseable {
   private TopicConsumer consumer;
   private Thread consumerThread;
   private ApiServer http;
+  private Notifier notifier;
 
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
@@ -44,9 +46,19 @@ public final class AlertsService implements AutoCloseable {
             incidents,
             alerts,
             health);
+    if (settings.notifications().anyReceiver()) {
+      notifier = new Notifier(settings.notifications(), metrics, clock);
+      notifier.start();
+    }
     consumer =
         new TopicConsumer(
-            settings.kafka(), settings.groupId(), metrics, this::onIncident, this::onAlert, clock);
+            settings.kafka(),
+            settings.groupId(),
+            metrics,
+            this::onIncident,
+            this::onAlert,
+            this::afterBatch,
+            clock);
     health.register("alerts-consumer", consumer::ready);
     consumerThread = new Thread(consumer, "cudawatch-alerts-consumer");
     consumerThread.setDaemon(true);
@@ -61,9 +73,22 @@ public final class AlertsService implements AutoCloseable {
 
   void onAlert(Alert a) {
     Alert prev = alerts.put(a);
+    if (notifier != null) {
+      notifier.onAlert(a);
+    }
     metrics.alerts(alerts.firing());
     if (printer != null && (prev == null || prev.state() != a.state())) {
       printer.print(a);
+    }
+  }
+
+  /**
+   * After each batch from Kafka and before its offsets are committed, the notifier saves what it
+   * must still send, so a crash cannot lose a notification the consumer already moved past.
+   */
+  void afterBatch() {
+    if (notifier != null) {
+      notifier.persist();
     }
   }
 
@@ -83,6 +108,9 @@ public final class AlertsService implements AutoCloseable {
     }
     if (http != null) {
       http.close();
+    }
+    if (notifier != null) {
+      notifier.close();
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.cudawatch.alerts;
 
+import dev.cudawatch.alerts.notify.NotifySettings;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
 import java.net.URI;
@@ -17,8 +18,7 @@ import java.util.List;
  * @param hostLabel whether incidents_total carries a host label
  * @param maxSeriesPerMetric label combinations per metric before new ones go to "other"
  * @param allowedJobLabels job ids allowed as a label (none by default: jobs are unbounded)
- * @param alertmanagerUrl Alertmanager base URL, or null
- * @param webhookUrl webhook receiver URL, or null
+ * @param notifications where alerts are sent, and how
  */
 public record AlertsSettings(
     KafkaSettings kafka,
@@ -30,8 +30,7 @@ public record AlertsSettings(
     Boolean hostLabel,
     Integer maxSeriesPerMetric,
     List<String> allowedJobLabels,
-    String alertmanagerUrl,
-    String webhookUrl)
+    NotifySettings notifications)
     implements Validated {
 
   public AlertsSettings {
@@ -44,13 +43,14 @@ public record AlertsSettings(
     hostLabel = hostLabel == null ? Boolean.TRUE : hostLabel;
     maxSeriesPerMetric = maxSeriesPerMetric == null ? 2000 : maxSeriesPerMetric;
     allowedJobLabels = allowedJobLabels == null ? List.of() : List.copyOf(allowedJobLabels);
+    notifications = notifications == null ? NotifySettings.defaults() : notifications;
   }
 
   public static AlertsSettings defaults() {
-    return new AlertsSettings(null, null, null, null, null, null, null, null, null, null, null);
+    return new AlertsSettings(null, null, null, null, null, null, null, null, null, null);
   }
 
-  public AlertsSettings with(KafkaSettings k, Integer port, String alertmanager, String webhook) {
+  public AlertsSettings with(KafkaSettings k, Integer port, NotifySettings n) {
     return new AlertsSettings(
         k,
         groupId,
@@ -61,8 +61,7 @@ public record AlertsSettings(
         hostLabel,
         maxSeriesPerMetric,
         allowedJobLabels,
-        alertmanager,
-        webhook);
+        n);
   }
 
   @Override
@@ -77,8 +76,7 @@ public record AlertsSettings(
         maxAlerts >= 1 && maxAlerts <= 1_000_000, path + "max_alerts", "must be 1..1000000");
     Validated.require(
         maxSeriesPerMetric >= 10, path + "max_series_per_metric", "must be at least 10");
-    checkUrl(alertmanagerUrl, path + "alertmanager_url");
-    checkUrl(webhookUrl, path + "webhook_url");
+    notifications.validate(path + "notifications.");
   }
 
   /** An http(s) URL with a host; the message never repeats the URL, which may hold a token. */

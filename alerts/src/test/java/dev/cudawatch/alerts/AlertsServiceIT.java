@@ -40,7 +40,10 @@ class AlertsServiceIT {
       ByteArrayOutputStream console = new ByteArrayOutputStream();
       AlertsSettings s =
           AlertsSettings.defaults()
-              .with(new KafkaSettings(broker.bootstrapServers(), Map.of()), 0, null, null);
+              .with(
+                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
+                  0,
+                  dev.cudawatch.alerts.notify.NotifySettings.defaults());
       try (AlertsService svc =
           new AlertsService(
               s,

@@ -85,7 +85,7 @@ class StoresAndLimitsTest {
             ConfigException.class,
             () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
     assertEquals(true, e.getMessage().contains("unknown key 'http_prot'"), e.getMessage());
-    Files.writeString(f, "webhook_url: ftp://hooks.example/T0KEN-SECRET\n");
+    Files.writeString(f, "notifications:\n  webhook_url: ftp://hooks.example/T0KEN-SECRET\n");
     e =
         assertThrows(
             ConfigException.class,

@@ -197,7 +197,8 @@ public final class PipelineBench {
     Files.createDirectories(logs);
     LocalCluster cluster =
         new LocalCluster(
-            new LocalCluster.Options(dir.resolve("data"), logs, null, 0, 2, null, null, List.of()),
+            new LocalCluster.Options(
+                dir.resolve("data"), logs, null, 0, 2, null, null, null, List.of()),
             new PrintStream(System.out, true, StandardCharsets.UTF_8));
     cluster.start();
     AtomicBoolean running = new AtomicBoolean(true);

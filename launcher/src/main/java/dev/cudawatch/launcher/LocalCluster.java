@@ -3,6 +3,7 @@ package dev.cudawatch.launcher;
 import dev.cudawatch.alerts.AlertsService;
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.alerts.http.Health;
+import dev.cudawatch.alerts.notify.NotifySettings;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.Agent;
@@ -39,6 +40,7 @@ public final class LocalCluster implements AutoCloseable {
    * @param parallelism Flink parallelism
    * @param alertmanagerUrl Alertmanager URL, or null
    * @param webhookUrl webhook URL, or null
+   * @param slackUrl Slack incoming-webhook URL, or null
    * @param catalogs extra signature catalogs
    */
   public record Options(
@@ -49,6 +51,7 @@ public final class LocalCluster implements AutoCloseable {
       int parallelism,
       String alertmanagerUrl,
       String webhookUrl,
+      String slackUrl,
       List<String> catalogs) {}
 
   static final long LOCAL_CHECKPOINT_MS = 250;
@@ -78,7 +81,15 @@ public final class LocalCluster implements AutoCloseable {
 
     AlertsSettings as =
         AlertsSettings.defaults()
-            .with(kafka, options.httpPort(), options.alertmanagerUrl(), options.webhookUrl());
+            .with(
+                kafka,
+                options.httpPort(),
+                NotifySettings.defaults()
+                    .withReceivers(
+                        options.alertmanagerUrl(),
+                        options.webhookUrl(),
+                        options.slackUrl(),
+                        options.dataDir().resolve("alerts").toString()));
     as.validate("");
     alerts = new AlertsService(as, health, console, Clock.systemUTC());
     alerts.start();

@@ -59,8 +59,14 @@ public final class LocalMain implements Callable<Integer> {
       description = "Alertmanager to push alerts to")
   String alertmanager;
 
-  @Option(names = "--webhook", paramLabel = "URL", description = "webhook receiver for alerts")
+  @Option(
+      names = "--webhook",
+      paramLabel = "URL",
+      description = "webhook receiver for alerts (Alertmanager's webhook payload, version 4)")
   String webhook;
+
+  @Option(names = "--slack", paramLabel = "URL", description = "Slack incoming-webhook URL")
+  String slack;
 
   @Option(
       names = "--catalog",
@@ -77,6 +83,7 @@ public final class LocalMain implements Callable<Integer> {
     try {
       AlertsSettings.checkUrl(alertmanager, "--alertmanager");
       AlertsSettings.checkUrl(webhook, "--webhook");
+      AlertsSettings.checkUrl(slack, "--slack");
     } catch (ConfigException e) {
       System.err.println("cudawatch local: " + e.getMessage());
       return 2;
@@ -89,7 +96,7 @@ public final class LocalMain implements Callable<Integer> {
     LocalCluster cluster =
         new LocalCluster(
             new LocalCluster.Options(
-                data, logs, replay, httpPort, parallelism, alertmanager, webhook, catalogs),
+                data, logs, replay, httpPort, parallelism, alertmanager, webhook, slack, catalogs),
             System.out);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()

@@ -33,7 +33,8 @@ class LocalClusterIT {
     ByteArrayOutputStream console = new ByteArrayOutputStream();
     Path logs = dir.resolve("logs");
     var options =
-        new LocalCluster.Options(dir.resolve("data"), logs, null, 0, 2, null, null, List.of());
+        new LocalCluster.Options(
+            dir.resolve("data"), logs, null, 0, 2, null, null, null, List.of());
     try (LocalCluster cluster =
         new LocalCluster(options, new PrintStream(console, true, StandardCharsets.UTF_8))) {
       cluster.start();

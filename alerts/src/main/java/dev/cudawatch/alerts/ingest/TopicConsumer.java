@@ -38,6 +38,8 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   private final AlertsMetrics metrics;
   private final Consumer<Incident> onIncident;
   private final Consumer<Alert> onAlert;
+  private final Runnable afterBatch;
+  private long lagCheckedAt;
   private final Clock clock;
   private volatile boolean assigned;
   private volatile boolean running = true;
@@ -48,7 +50,9 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
       AlertsMetrics metrics,
       Consumer<Incident> onIncident,
       Consumer<Alert> onAlert,
+      Runnable afterBatch,
       Clock clock) {
+    this.afterBatch = afterBatch;
     Map<String, Object> c = new HashMap<>(kafka.properties());
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     c.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
@@ -87,6 +91,13 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
         for (ConsumerRecord<byte[], byte[]> r : records) {
           handle(r);
         }
+        if (!records.isEmpty()) {
+          afterBatch.run(); // before the next poll commits these offsets
+        }
+        if (clock.millis() - lagCheckedAt >= 5_000 && assigned) {
+          lagCheckedAt = clock.millis();
+          reportLag();
+        }
       }
     } catch (WakeupException e) {
       // closing
@@ -97,6 +108,18 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
       consumer.close(Duration.ofSeconds(5));
       deadLetters.close(Duration.ofSeconds(5));
     }
+  }
+
+  /** Records behind the end of each topic (the last stable offset, as read_committed sees it). */
+  private void reportLag() {
+    var assignment = consumer.assignment();
+    Map<org.apache.kafka.common.TopicPartition, Long> ends = consumer.endOffsets(assignment);
+    Map<String, Long> byTopic = new HashMap<>();
+    for (var tp : assignment) {
+      long behind = Math.max(0, ends.getOrDefault(tp, 0L) - consumer.position(tp));
+      byTopic.merge(tp.topic(), behind, Long::sum);
+    }
+    byTopic.forEach(metrics::consumerLag);
   }
 
   void handle(ConsumerRecord<byte[], byte[]> r) {

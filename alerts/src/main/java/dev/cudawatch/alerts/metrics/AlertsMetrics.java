@@ -24,6 +24,17 @@ public final class AlertsMetrics {
   private final Gauge activeAlerts;
   private final Histogram latency;
   private final SeriesLimiter incidentSeries;
+  private final Counter notificationsSent;
+  private final Counter notificationFailures;
+  private final Counter notificationsDropped;
+  private final Gauge outbox;
+  private final Gauge lemonScore;
+  private final Gauge secondsToFull;
+  private final Gauge growth;
+  private final Gauge memoryUsed;
+  private final Gauge lag;
+  private final LemonScores lemons;
+  private final SeriesLimiter gpuSeries;
 
   public AlertsMetrics(AlertsSettings s) {
     this.hostLabel = s.hostLabel();
@@ -82,6 +93,120 @@ public final class AlertsMetrics {
                 "From the first line of an incident being written to the incident reaching the alerts service")
             .classicUpperBounds(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
             .register(registry);
+    notificationsSent =
+        Counter.builder()
+            .name("cudawatch_notifications_sent_total")
+            .help("Notifications a receiver accepted")
+            .labelNames("receiver")
+            .register(registry);
+    notificationFailures =
+        Counter.builder()
+            .name("cudawatch_notification_failures_total")
+            .help("Delivery attempts that failed and will be retried")
+            .labelNames("receiver")
+            .register(registry);
+    notificationsDropped =
+        Counter.builder()
+            .name("cudawatch_notifications_dropped_total")
+            .help("Notifications given up: rejected by the receiver, or the outbox was full")
+            .labelNames("receiver", "reason")
+            .register(registry);
+    outbox =
+        Gauge.builder()
+            .name("cudawatch_notification_outbox_entries")
+            .help("Notifications waiting for delivery")
+            .labelNames("receiver")
+            .register(registry);
+    List<String> gpuLabels = hostLabel ? List.of("host", "gpu") : List.of("gpu");
+    lemonScore =
+        Gauge.builder()
+            .name("cudawatch_gpu_lemon_score")
+            .help(
+                "Different jobs that failed on this GPU in the last 24 hours (2 or more: suspect it)")
+            .labelNames(gpuLabels.toArray(new String[0]))
+            .register(registry);
+    secondsToFull =
+        Gauge.builder()
+            .name("cudawatch_gpu_memory_predicted_seconds_to_full")
+            .unit(Unit.SECONDS)
+            .help("Predicted time until the GPU's memory is full, from its latest leak warning")
+            .labelNames(gpuLabels.toArray(new String[0]))
+            .register(registry);
+    growth =
+        Gauge.builder()
+            .name("cudawatch_gpu_memory_growth_bytes_per_second")
+            .help("GPU memory growth rate (Theil-Sen slope) at the latest leak warning")
+            .labelNames(gpuLabels.toArray(new String[0]))
+            .register(registry);
+    memoryUsed =
+        Gauge.builder()
+            .name("cudawatch_gpu_memory_used_bytes")
+            .unit(Unit.BYTES)
+            .help("GPU memory in use at the latest leak warning")
+            .labelNames(gpuLabels.toArray(new String[0]))
+            .register(registry);
+    lag =
+        Gauge.builder()
+            .name("cudawatch_consumer_lag_records")
+            .help("Records in the topic not yet read by the alerts service")
+            .labelNames("topic")
+            .register(registry);
+    lemons = new LemonScores(s.maxSeriesPerMetric());
+    boolean[] gpuCappable = new boolean[gpuLabels.size()];
+    java.util.Arrays.fill(gpuCappable, true);
+    gpuSeries =
+        new SeriesLimiter(
+            s.maxSeriesPerMetric(), gpuCappable, v -> capped.labelValues("gpu_series").inc());
+  }
+
+  public void notificationSent(String receiver) {
+    notificationsSent.labelValues(receiver).inc();
+  }
+
+  public void notificationFailed(String receiver) {
+    notificationFailures.labelValues(receiver).inc();
+  }
+
+  public void notificationDropped(String receiver, String reason) {
+    notificationsDropped.labelValues(receiver, reason).inc();
+  }
+
+  public void outboxSize(String receiver, int n) {
+    outbox.labelValues(receiver).set(n);
+  }
+
+  public void consumerLag(String topic, long records) {
+    lag.labelValues(topic).set(records);
+  }
+
+  /** Per-GPU gauges from an incident: the lemon score, and a leak warning's figures. */
+  private void gpu(Incident i, java.time.Instant now) {
+    Object gpu = i.fields().get("gpu");
+    if (gpu == null || i.host() == null || !i.root()) {
+      return;
+    }
+    String[] labels =
+        gpuSeries.admit(
+            hostLabel ? new String[] {i.host(), gpu.toString()} : new String[] {gpu.toString()});
+    if ("memory_leak".equals(i.incidentClass())) {
+      setIfNumber(secondsToFull, labels, i.fields().get("predicted_seconds_to_full"));
+      setIfNumber(growth, labels, i.fields().get("growth_bytes_per_second"));
+      setIfNumber(memoryUsed, labels, i.fields().get("memory_used_bytes"));
+    } else if (LemonScores.COUNTED.contains(i.incidentClass()) && i.job() != null) {
+      for (var e : lemons.failed(String.join("|", labels), labels, i.job(), now).entrySet()) {
+        if (e.getValue() == 0) {
+          lemonScore.remove(e.getKey());
+        } else {
+          lemonScore.labelValues(e.getKey()).set(e.getValue());
+        }
+      }
+    }
+  }
+
+  private static void setIfNumber(Gauge g, String[] labels, Object v) {
+    if (v instanceof Number n) {
+      g.labelValues(labels).set(n.doubleValue());
+    }
   }
 
   public PrometheusRegistry registry() {
@@ -98,6 +223,7 @@ public final class AlertsMetrics {
       v.add(i.job() != null && allowedJobs.contains(i.job()) ? i.job() : SeriesLimiter.OTHER);
     }
     incidents.labelValues(incidentSeries.admit(v.toArray(new String[0]))).inc();
+    gpu(i, now);
     if (i.eventTime() != null) {
       double s = Duration.between(i.eventTime(), now).toMillis() / 1000.0;
       if (s >= 0) {

@@ -1,0 +1,71 @@
+package dev.cudawatch.alerts.metrics;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The lemon score of each GPU: how many different jobs failed on it in the last 24 hours. One job
+ * failing again and again is that job's problem; different jobs failing on one GPU point at the
+ * GPU. Bounded: at most {@code maxGpus} GPUs (least recently failing forgotten first) and 1,000
+ * jobs per GPU.
+ */
+final class LemonScores {
+  static final Set<String> COUNTED =
+      Set.of(
+          "illegal_memory_access",
+          "misaligned_address",
+          "invalid_address_space",
+          "kernel_exception",
+          "ecc_error",
+          "gpu_lost",
+          "gpu_xid",
+          "nccl_error",
+          "cuda_error");
+  static final Duration WINDOW = Duration.ofHours(24);
+  static final int MAX_JOBS = 1000;
+
+  private final LinkedHashMap<String, Gpu> gpus;
+
+  private record Gpu(String[] labels, Map<String, Instant> jobs) {}
+
+  LemonScores(int maxGpus) {
+    this.gpus =
+        new LinkedHashMap<>(16, 0.75f, true) {
+          private static final long serialVersionUID = 1L;
+
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, Gpu> e) {
+            return size() > maxGpus;
+          }
+        };
+  }
+
+  /**
+   * Notes a failure of {@code job} on a GPU; returns the new scores of every GPU whose score
+   * changed (0: remove the series), keyed by their label values.
+   */
+  synchronized Map<String[], Integer> failed(String key, String[] labels, String job, Instant now) {
+    Map<String[], Integer> changed = new HashMap<>();
+    Gpu g = gpus.computeIfAbsent(key, k -> new Gpu(labels, new LinkedHashMap<>()));
+    g.jobs().put(job, now);
+    if (g.jobs().size() > MAX_JOBS) {
+      g.jobs().remove(g.jobs().keySet().iterator().next());
+    }
+    for (var it = gpus.entrySet().iterator(); it.hasNext(); ) {
+      Gpu x = it.next().getValue();
+      int before = x.jobs().size();
+      x.jobs().values().removeIf(t -> t.isBefore(now.minus(WINDOW)));
+      if (x.jobs().size() != before || x == g) {
+        changed.put(x.labels(), x.jobs().size());
+      }
+      if (x.jobs().isEmpty()) {
+        it.remove();
+      }
+    }
+    return changed;
+  }
+}

@@ -1,0 +1,147 @@
+package dev.cudawatch.alerts.notify;
+
+import dev.cudawatch.common.wire.Alert;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Decides what one receiver is sent and when, as an Alertmanager route does: alerts are grouped by
+ * labels; a new group waits {@code groupWait} for company, later changes wait {@code
+ * groupInterval}, and a group still firing is sent again after {@code repeatInterval}. Only state
+ * changes count as changes (dedup by fingerprint); a resolved alert is sent once, then forgotten.
+ * Pure and driven by the caller's clock, so it is tested without waiting.
+ */
+final class Grouper {
+  static final String OVERFLOW = "{overflow}";
+
+  private final List<String> groupBy;
+  private final long waitMs;
+  private final long intervalMs;
+  private final long repeatMs;
+  private final int maxGroups;
+  private final Map<String, Group> groups;
+
+  /** One group's members and what was last sent about each (its JSON is the persisted state). */
+  public static final class Group {
+    public Map<String, String> labels = new TreeMap<>();
+    public Map<String, Alert> members = new LinkedHashMap<>();
+    public Map<String, Alert.State> sent = new LinkedHashMap<>();
+    public Long changedSince;
+    public Long lastSent;
+  }
+
+  /** What to send for one group now. */
+  record Batch(Map<String, String> groupLabels, String groupKey, List<Alert> alerts) {}
+
+  Grouper(
+      List<String> groupBy,
+      long waitMs,
+      long intervalMs,
+      long repeatMs,
+      int maxGroups,
+      Map<String, Group> restored) {
+    this.groupBy = groupBy;
+    this.waitMs = waitMs;
+    this.intervalMs = intervalMs;
+    this.repeatMs = repeatMs;
+    this.maxGroups = maxGroups;
+    this.groups = new LinkedHashMap<>(restored);
+  }
+
+  /** Notes an alert's latest state; returns false when it changes nothing (a duplicate). */
+  boolean offer(Alert a, long now) {
+    Map<String, String> labels = new TreeMap<>();
+    for (String l : groupBy) {
+      labels.put(l, a.labels().getOrDefault(l, ""));
+    }
+    String key = labels.toString();
+    Group g = groups.get(key);
+    if (g == null) {
+      if (a.state() == Alert.State.RESOLVED) {
+        return false; // nothing was said about it here: nothing to resolve
+      }
+      if (groups.size() >= maxGroups) {
+        key = OVERFLOW;
+        labels = new TreeMap<>();
+        g = groups.get(key);
+      }
+      if (g == null) {
+        g = new Group();
+        g.labels = labels;
+        groups.put(key, g);
+      }
+    }
+    Alert.State sent = g.sent.get(a.fingerprint());
+    Alert member = g.members.get(a.fingerprint());
+    if (a.state() == Alert.State.RESOLVED && sent == null) {
+      // resolved before anyone heard it fired: say nothing
+      if (member != null) {
+        g.members.remove(a.fingerprint());
+        dropIfEmpty(key, g);
+      }
+      return false;
+    }
+    g.members.put(a.fingerprint(), a);
+    if (sent == a.state() && member != null && member.state() == a.state()) {
+      return false; // the same state again: annotations may be newer, no message for it
+    }
+    if (sent != a.state() && g.changedSince == null) {
+      g.changedSince = now;
+    }
+    return true;
+  }
+
+  /** The groups due at {@code now}; marks them sent. */
+  List<Batch> due(long now) {
+    List<Batch> out = new ArrayList<>();
+    for (var it = groups.entrySet().iterator(); it.hasNext(); ) {
+      var e = it.next();
+      Group g = e.getValue();
+      boolean send;
+      if (g.changedSince != null) {
+        long at =
+            g.lastSent == null
+                ? g.changedSince + waitMs
+                : Math.max(g.changedSince, g.lastSent + intervalMs);
+        send = now >= at;
+      } else {
+        send =
+            g.lastSent != null
+                && now >= g.lastSent + repeatMs
+                && g.members.values().stream().anyMatch(a -> a.state() == Alert.State.FIRING);
+      }
+      if (!send) {
+        continue;
+      }
+      List<Alert> alerts = new ArrayList<>(g.members.values());
+      out.add(new Batch(Map.copyOf(g.labels), e.getKey(), alerts));
+      for (Alert a : alerts) {
+        if (a.state() == Alert.State.RESOLVED) {
+          g.members.remove(a.fingerprint());
+          g.sent.remove(a.fingerprint());
+        } else {
+          g.sent.put(a.fingerprint(), a.state());
+        }
+      }
+      g.lastSent = now;
+      g.changedSince = null;
+      if (g.members.isEmpty()) {
+        it.remove();
+      }
+    }
+    return out;
+  }
+
+  Map<String, Group> state() {
+    return groups;
+  }
+
+  private void dropIfEmpty(String key, Group g) {
+    if (g.members.isEmpty() && g.sent.isEmpty()) {
+      groups.remove(key);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.cudawatch.alerts.notify;
+
+import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.common.config.Validated;
+import java.util.List;
+
+/**
+ * Where and how alerts are sent ({@code notifications:} in the alerts service's YAML). Timing
+ * follows Alertmanager's route settings, so its users know them already.
+ *
+ * @param alertmanagerUrl Alertmanager base URL: alerts are pushed to its API v2, firing ones again
+ *     every {@code resend_interval_ms}; Alertmanager then groups, silences and routes them
+ * @param webhookUrl receives Alertmanager's webhook payload (version 4)
+ * @param slackWebhookUrl a Slack incoming webhook
+ * @param stateDir the outbox and the notifier's state; survives restarts
+ * @param outboxMaxEntries notifications kept per receiver while it is unreachable; past it the
+ *     oldest are dropped and counted
+ * @param groupBy labels that group alerts into one webhook or Slack message
+ * @param groupWaitMs how long a new group waits for more alerts before its first message
+ * @param groupIntervalMs how long a group waits before a message about new changes
+ * @param repeatIntervalMs how long before a still-firing group is sent again
+ * @param resendIntervalMs how often firing alerts are pushed to Alertmanager again
+ * @param retryInitialMs first retry delay; doubled per failure, with jitter
+ * @param retryMaxMs longest retry delay
+ * @param timeoutMs HTTP timeout of one delivery
+ * @param maxAlertsPerMessage alerts in one webhook or Slack message; the rest are counted as {@code
+ *     truncatedAlerts}
+ * @param externalUrl this service's URL as people reach it, for links back
+ */
+public record NotifySettings(
+    String alertmanagerUrl,
+    String webhookUrl,
+    String slackWebhookUrl,
+    String stateDir,
+    Integer outboxMaxEntries,
+    List<String> groupBy,
+    Long groupWaitMs,
+    Long groupIntervalMs,
+    Long repeatIntervalMs,
+    Long resendIntervalMs,
+    Long retryInitialMs,
+    Long retryMaxMs,
+    Long timeoutMs,
+    Integer maxAlertsPerMessage,
+    String externalUrl)
+    implements Validated {
+
+  public NotifySettings {
+    stateDir = stateDir == null ? "state/alerts" : stateDir;
+    outboxMaxEntries = outboxMaxEntries == null ? 10_000 : outboxMaxEntries;
+    groupBy = groupBy == null ? List.of("alertname") : List.copyOf(groupBy);
+    groupWaitMs = groupWaitMs == null ? 10_000L : groupWaitMs;
+    groupIntervalMs = groupIntervalMs == null ? 60_000L : groupIntervalMs;
+    repeatIntervalMs = repeatIntervalMs == null ? 4 * 3_600_000L : repeatIntervalMs;
+    resendIntervalMs = resendIntervalMs == null ? 60_000L : resendIntervalMs;
+    retryInitialMs = retryInitialMs == null ? 500L : retryInitialMs;
+    retryMaxMs = retryMaxMs == null ? 60_000L : retryMaxMs;
+    timeoutMs = timeoutMs == null ? 10_000L : timeoutMs;
+    maxAlertsPerMessage = maxAlertsPerMessage == null ? 100 : maxAlertsPerMessage;
+    externalUrl = externalUrl == null ? "http://127.0.0.1:9400" : externalUrl;
+  }
+
+  public static NotifySettings defaults() {
+    return new NotifySettings(
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+  }
+
+  /** The same with these receivers and state directory (for `local` and the command line). */
+  public NotifySettings withReceivers(
+      String alertmanager, String webhook, String slack, String dir) {
+    return new NotifySettings(
+        alertmanager,
+        webhook,
+        slack,
+        dir,
+        outboxMaxEntries,
+        groupBy,
+        groupWaitMs,
+        groupIntervalMs,
+        repeatIntervalMs,
+        resendIntervalMs,
+        retryInitialMs,
+        retryMaxMs,
+        timeoutMs,
+        maxAlertsPerMessage,
+        externalUrl);
+  }
+
+  public boolean anyReceiver() {
+    return alertmanagerUrl != null || webhookUrl != null || slackWebhookUrl != null;
+  }
+
+  @Override
+  public void validate(String path) {
+    AlertsSettings.checkUrl(alertmanagerUrl, path + "alertmanager_url");
+    AlertsSettings.checkUrl(webhookUrl, path + "webhook_url");
+    AlertsSettings.checkUrl(slackWebhookUrl, path + "slack_webhook_url");
+    AlertsSettings.checkUrl(externalUrl, path + "external_url");
+    Validated.require(
+        outboxMaxEntries >= 1 && outboxMaxEntries <= 1_000_000,
+        path + "outbox_max_entries",
+        "must be 1..1000000");
+    Validated.require(groupWaitMs >= 0, path + "group_wait_ms", "must not be negative");
+    Validated.require(groupIntervalMs >= 0, path + "group_interval_ms", "must not be negative");
+    Validated.require(repeatIntervalMs >= 1000, path + "repeat_interval_ms", "must be >= 1000");
+    Validated.require(resendIntervalMs >= 100, path + "resend_interval_ms", "must be >= 100");
+    Validated.require(retryInitialMs >= 1, path + "retry_initial_ms", "must be >= 1");
+    Validated.require(
+        retryMaxMs >= retryInitialMs, path + "retry_max_ms", "must be >= retry_initial_ms");
+    Validated.require(timeoutMs >= 100, path + "timeout_ms", "must be >= 100");
+    Validated.require(
+        maxAlertsPerMessage >= 1 && maxAlertsPerMessage <= 10_000,
+        path + "max_alerts_per_message",
+        "must be 1..10000");
+  }
+}
