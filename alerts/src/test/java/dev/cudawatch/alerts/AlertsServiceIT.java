@@ -17,6 +17,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
@@ -94,6 +95,16 @@ class AlertsServiceIT {
                   Fixtures.T0,
                   null);
           p.send(new ProducerRecord<>(Topics.ALERTS, WireJson.toBytes(a))).get();
+          // two jobs failing on one GPU give it a lemon score of 2
+          for (String job : new String[] {"job-a", "job-b"}) {
+            p.send(
+                    new ProducerRecord<>(
+                        Topics.INCIDENTS,
+                        WireJson.toBytes(
+                            Fixtures.incident(
+                                "l-" + job, "illegal_memory_access", "node-4", job, Fixtures.T0))))
+                .get();
+          }
         }
         await(
             wrap(
@@ -121,7 +132,71 @@ class AlertsServiceIT {
             console
                 .toString(StandardCharsets.UTF_8)
                 .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
+        assertTrue(
+            metrics.contains("cudawatch_gpu_lemon_score{gpu=\"0\",host=\"node-4\"} 2.0"), metrics);
+        scrapedByRealPrometheus(svc.httpPort(), metrics);
       }
+    }
+  }
+
+  /**
+   * A real Prometheus (Debian's package) scrapes the service; promtool finds the series through
+   * Prometheus' API and has nothing to say about the exposition format.
+   */
+  private void scrapedByRealPrometheus(int servicePort, String metricsText) throws Exception {
+    Path prometheus = RealBinaries.require("prometheus");
+    Path promtool = RealBinaries.require("promtool");
+    Path text = dir.resolve("metrics.txt");
+    Files.writeString(text, metricsText);
+    Process lint =
+        new ProcessBuilder(promtool.toString(), "check", "metrics")
+            .redirectInput(text.toFile())
+            .redirectErrorStream(true)
+            .start();
+    String lintOut = new String(lint.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, lint.waitFor(), lintOut);
+    assertEquals("", lintOut.strip(), "promtool check metrics");
+
+    int port = RealBinaries.freePort();
+    Path config = dir.resolve("prometheus.yml");
+    Files.writeString(
+        config,
+        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: cudawatch-alerts\n"
+            + "    static_configs:\n      - targets: ['127.0.0.1:"
+            + servicePort
+            + "']\n");
+    Process p =
+        new ProcessBuilder(
+                prometheus.toString(),
+                "--config.file=" + config,
+                "--storage.tsdb.path=" + dir.resolve("tsdb"),
+                "--web.listen-address=127.0.0.1:" + port)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("prometheus.log").toFile())
+            .start();
+    try {
+      String[] query = {
+        promtool.toString(),
+        "query",
+        "instant",
+        "http://127.0.0.1:" + port,
+        "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\"}"
+      };
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+      String out = "";
+      while (!out.contains("node-1")) {
+        assertTrue(p.isAlive(), "prometheus exited");
+        assertTrue(System.nanoTime() < deadline, "no series in Prometheus: " + out);
+        Thread.sleep(200); // polling Prometheus until its first scrapes are in
+        Process q = new ProcessBuilder(query).redirectErrorStream(true).start();
+        out = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        q.waitFor();
+      }
+      assertTrue(out.contains("=> 1 @"), out);
+      assertTrue(out.contains("suspect=\"application\""), out);
+    } finally {
+      p.destroy();
+      p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
     }
   }
 
