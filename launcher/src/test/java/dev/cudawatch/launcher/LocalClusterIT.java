@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -32,9 +34,28 @@ class LocalClusterIT {
   void anOomTracebackInAWatchedFileReachesMetricsAndTheApi() throws Exception {
     ByteArrayOutputStream console = new ByteArrayOutputStream();
     Path logs = dir.resolve("logs");
+    // a webhook receiver, as `local --webhook URL` wires one
+    List<String> webhook = new java.util.concurrent.CopyOnWriteArrayList<>();
+    HttpServer receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    receiver.createContext(
+        "/hook",
+        ex -> {
+          webhook.add(new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+          ex.sendResponseHeaders(200, -1);
+          ex.close();
+        });
+    receiver.start();
     var options =
         new LocalCluster.Options(
-            dir.resolve("data"), logs, null, 0, 2, null, null, null, List.of());
+            dir.resolve("data"),
+            logs,
+            null,
+            0,
+            2,
+            null,
+            "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook",
+            null,
+            List.of());
     try (LocalCluster cluster =
         new LocalCluster(options, new PrintStream(console, true, StandardCharsets.UTF_8))) {
       cluster.start();
@@ -61,6 +82,13 @@ class LocalClusterIT {
               console
                   .toString(StandardCharsets.UTF_8)
                   .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom"));
+      // after the group wait, the webhook gets Alertmanager's payload for it
+      await(() -> webhook.stream().anyMatch(b -> b.contains("\"alertname\":\"GpuJobFailure\"")));
+      JsonNode hook = WireJson.mapper().readTree(webhook.get(0));
+      assertEquals("4", hook.get("version").asText());
+      assertEquals("firing", hook.get("status").asText());
+    } finally {
+      receiver.stop(0);
     }
   }
 
