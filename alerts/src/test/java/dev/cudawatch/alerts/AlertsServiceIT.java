@@ -95,6 +95,10 @@ class AlertsServiceIT {
                   Fixtures.T0,
                   null);
           p.send(new ProducerRecord<>(Topics.ALERTS, WireJson.toBytes(a))).get();
+          p.send(
+                  new ProducerRecord<>(
+                      Topics.ALERTS, "{\"v\":1,\"fingerprint\":".getBytes(StandardCharsets.UTF_8)))
+              .get();
           // two jobs failing on one GPU give it a lemon score of 2
           for (String job : new String[] {"job-a", "job-b"}) {
             p.send(
@@ -134,7 +138,20 @@ class AlertsServiceIT {
                 .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
         assertTrue(
             metrics.contains("cudawatch_gpu_lemon_score{gpu=\"0\",host=\"node-4\"} 2.0"), metrics);
+        await(
+            wrap(
+                () ->
+                    get(base + "/metrics")
+                        .contains(
+                            "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.alerts\"} 1.0")));
         scrapedByRealPrometheus(svc.httpPort(), metrics);
+        // lag is measured every 5 s once the consumer owns its partitions
+        await(
+            wrap(
+                () ->
+                    get(base + "/metrics")
+                        .contains(
+                            "cudawatch_consumer_lag_records{topic=\"cudawatch.incidents\"} 0.0")));
       }
     }
   }
