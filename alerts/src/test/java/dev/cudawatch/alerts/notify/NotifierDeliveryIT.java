@@ -108,8 +108,13 @@ class NotifierDeliveryIT {
     try (Notifier n = new Notifier(settings(url), metrics, Clock.systemUTC())) {
       n.start();
       n.onAlert(GrouperTest.alert("RepeatedIllegalMemoryAccess", "node-1", Alert.State.FIRING));
-      await(() -> bodies.size() == 1);
+      // delivered once the deliverer saw the 200 and counted it
+      await(
+          () ->
+              scrape(metrics)
+                  .contains("cudawatch_notifications_sent_total{receiver=\"webhook\"} 1.0"));
     }
+    assertEquals(1, bodies.size());
     assertEquals(4, requests.get());
     assertTrue(bodies.get(0).contains("\"version\":\"4\""), bodies.get(0));
     String text = scrape(metrics);
