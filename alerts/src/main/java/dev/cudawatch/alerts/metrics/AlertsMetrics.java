@@ -32,6 +32,7 @@ public final class AlertsMetrics {
   private final Gauge secondsToFull;
   private final Gauge growth;
   private final Gauge memoryUsed;
+  private final Gauge warnedAt;
   private final Gauge lag;
   private final LemonScores lemons;
   private final SeriesLimiter gpuSeries;
@@ -145,6 +146,13 @@ public final class AlertsMetrics {
             .help("GPU memory in use at the latest leak warning")
             .labelNames(gpuLabels.toArray(new String[0]))
             .register(registry);
+    warnedAt =
+        Gauge.builder()
+            .name("cudawatch_gpu_memory_warning_timestamp_seconds")
+            .unit(Unit.SECONDS)
+            .help("When the GPU's latest leak warning was measured (Unix time)")
+            .labelNames(gpuLabels.toArray(new String[0]))
+            .register(registry);
     lag =
         Gauge.builder()
             .name("cudawatch_consumer_lag_records")
@@ -192,8 +200,13 @@ public final class AlertsMetrics {
       setIfNumber(secondsToFull, labels, i.fields().get("predicted_seconds_to_full"));
       setIfNumber(growth, labels, i.fields().get("growth_bytes_per_second"));
       setIfNumber(memoryUsed, labels, i.fields().get("memory_used_bytes"));
-    } else if (LemonScores.COUNTED.contains(i.incidentClass()) && i.job() != null) {
-      for (var e : lemons.failed(String.join("|", labels), labels, i.job(), now).entrySet()) {
+      java.time.Instant at = i.eventTime() != null ? i.eventTime() : i.detectedTime();
+      warnedAt.labelValues(labels).set(at.toEpochMilli() / 1000.0);
+    } else if (LemonScores.COUNTED.contains(i.incidentClass())
+        && (i.job() != null || i.source() != null)) {
+      // without job metadata (plain file tailing) each log file stands for a job
+      String job = i.job() != null ? i.job() : "file:" + i.source();
+      for (var e : lemons.failed(String.join("|", labels), labels, job, now).entrySet()) {
         if (e.getValue() == 0) {
           lemonScore.remove(e.getKey());
         } else {
