@@ -1,0 +1,183 @@
+package dev.cudawatch.launcher.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.processor.ProcessorSettings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Kubernetes manifests, checked without a cluster: every document has the fields its kind
+ * requires, selectors match their pods' labels, mounts name declared volumes, probes and monitors
+ * name declared ports, the config in each ConfigMap loads into the application's own config type,
+ * and the FlinkDeployment starts a class that exists.
+ */
+class KubernetesManifestsTest {
+  private static List<JsonNode> all() throws Exception {
+    List<JsonNode> docs = new ArrayList<>();
+    try (Stream<Path> files = Files.list(Repo.path("deploy/k8s"))) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList()) {
+        docs.addAll(Repo.documents(f));
+      }
+    }
+    return docs;
+  }
+
+  private static JsonNode find(List<JsonNode> docs, String kind, String name) {
+    return docs.stream()
+        .filter(d -> d.path("kind").asText().equals(kind))
+        .filter(d -> d.path("metadata").path("name").asText().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + kind + " " + name));
+  }
+
+  @Test
+  void everyDocumentHasTheFieldsItsKindRequires() throws Exception {
+    List<JsonNode> docs = all();
+    assertTrue(docs.size() >= 10, "manifests: " + docs.size());
+    for (JsonNode d : docs) {
+      String kind = d.path("kind").asText();
+      String where = kind + " " + d.path("metadata").path("name").asText();
+      assertFalse(d.path("apiVersion").asText().isEmpty(), where + ": apiVersion");
+      assertFalse(kind.isEmpty(), where + ": kind");
+      assertFalse(d.path("metadata").path("name").asText().isEmpty(), where + ": metadata.name");
+      if (!kind.equals("Namespace")) {
+        assertEquals("cudawatch", d.path("metadata").path("namespace").asText(), where);
+      }
+      switch (kind) {
+        case "DaemonSet", "Deployment" -> workload(where, d);
+        case "Service" -> assertFalse(d.path("spec").path("ports").isEmpty(), where + ": ports");
+        case "ConfigMap" -> assertFalse(d.path("data").isEmpty(), where + ": data");
+        case "PersistentVolumeClaim" ->
+            assertFalse(
+                d.path("spec").path("resources").path("requests").path("storage").isMissingNode(),
+                where);
+        case "ServiceMonitor", "PodMonitor" ->
+            assertFalse(d.path("spec").path("selector").isMissingNode(), where + ": selector");
+        case "FlinkDeployment", "Namespace" -> {}
+        default -> throw new AssertionError("unchecked kind " + kind);
+      }
+    }
+  }
+
+  private static void workload(String where, JsonNode d) {
+    JsonNode spec = d.get("spec");
+    JsonNode podLabels = spec.path("template").path("metadata").path("labels");
+    spec.path("selector")
+        .path("matchLabels")
+        .properties()
+        .forEach(
+            e ->
+                assertEquals(
+                    e.getValue().asText(),
+                    podLabels.path(e.getKey()).asText(),
+                    where + ": the selector must match the pod labels"));
+    JsonNode pod = spec.path("template").path("spec");
+    Set<String> volumes = new HashSet<>();
+    pod.path("volumes").forEach(v -> volumes.add(v.get("name").asText()));
+    assertFalse(pod.path("containers").isEmpty(), where + ": containers");
+    for (JsonNode c : pod.path("containers")) {
+      assertFalse(c.path("name").asText().isEmpty(), where + ": container name");
+      assertTrue(c.path("image").asText().matches("[^:]+:[^:]+"), where + ": pinned image");
+      Set<String> ports = new HashSet<>();
+      c.path("ports").forEach(p -> ports.add(p.path("name").asText()));
+      for (JsonNode m : c.path("volumeMounts")) {
+        assertTrue(volumes.contains(m.get("name").asText()), where + ": mount " + m.get("name"));
+      }
+      for (String probe : List.of("readinessProbe", "livenessProbe")) {
+        JsonNode port = c.path(probe).path("httpGet").path("port");
+        if (!port.isMissingNode()) {
+          assertTrue(ports.contains(port.asText()), where + ": " + probe + " port " + port);
+        }
+      }
+    }
+  }
+
+  @Test
+  void theConfigMapsHoldValidApplicationConfig() throws Exception {
+    List<JsonNode> docs = all();
+    String agent =
+        find(docs, "ConfigMap", "cudawatch-agent").get("data").get("agent.yaml").asText();
+    String processor =
+        find(docs, "ConfigMap", "cudawatch-processor").get("data").get("processor.yaml").asText();
+    String alerts =
+        find(docs, "ConfigMap", "cudawatch-alerts").get("data").get("alerts.yaml").asText();
+    AgentSettings a =
+        new ConfigLoader("CUDAWATCH_AGENT", Map.of("CUDAWATCH_AGENT_HOST", "gpu-node-1"))
+            .load(Repo.temp(agent), AgentSettings.class);
+    assertEquals("/dev/kmsg", a.kernelLog());
+    assertEquals("gpu-node-1", a.host(), "the DaemonSet sets the host from the node name");
+    new ConfigLoader("CUDAWATCH_PROCESSOR", Map.of())
+        .load(Repo.temp(processor), ProcessorSettings.class);
+    Map<String, String> env = new HashMap<>();
+    env.put(
+        "CUDAWATCH_ALERTS_NOTIFICATIONS__SLACK_WEBHOOK_URL",
+        "https://hooks.slack.com/services/T/B/x");
+    AlertsSettings al =
+        new ConfigLoader("CUDAWATCH_ALERTS", env).load(Repo.temp(alerts), AlertsSettings.class);
+    assertEquals("https://hooks.slack.com/services/T/B/x", al.notifications().slackWebhookUrl());
+
+    // the env variables the manifests set are the ones the loader reads
+    JsonNode agentEnv =
+        find(docs, "DaemonSet", "cudawatch-agent").at("/spec/template/spec/containers/0/env");
+    assertEquals("CUDAWATCH_AGENT_HOST", agentEnv.get(0).get("name").asText());
+    JsonNode alertsEnv =
+        find(docs, "Deployment", "cudawatch-alerts").at("/spec/template/spec/containers/0/env");
+    assertEquals(
+        "CUDAWATCH_ALERTS_NOTIFICATIONS__SLACK_WEBHOOK_URL", alertsEnv.get(0).get("name").asText());
+  }
+
+  @Test
+  void monitorsAndServicesPointAtRealPortsAndPods() throws Exception {
+    List<JsonNode> docs = all();
+    JsonNode svc = find(docs, "Service", "cudawatch-alerts");
+    JsonNode deploy = find(docs, "Deployment", "cudawatch-alerts");
+    svc.get("spec")
+        .get("selector")
+        .properties()
+        .forEach(
+            e ->
+                assertEquals(
+                    e.getValue().asText(),
+                    deploy.at("/spec/template/metadata/labels").path(e.getKey()).asText()));
+    String monitored =
+        find(docs, "ServiceMonitor", "cudawatch-alerts").at("/spec/endpoints/0/port").asText();
+    assertEquals(monitored, svc.at("/spec/ports/0/name").asText());
+    String podPort =
+        find(docs, "PodMonitor", "cudawatch-agent").at("/spec/podMetricsEndpoints/0/port").asText();
+    assertEquals(
+        podPort,
+        find(docs, "DaemonSet", "cudawatch-agent")
+            .at("/spec/template/spec/containers/0/ports/0/name")
+            .asText());
+  }
+
+  @Test
+  void theFlinkDeploymentRunsTheJobFromItsImage() throws Exception {
+    JsonNode fd = find(all(), "FlinkDeployment", "cudawatch-processor");
+    JsonNode job = fd.at("/spec/job");
+    assertEquals("local:///opt/flink/usrlib/cudawatch-processor.jar", job.get("jarURI").asText());
+    Class.forName(job.get("entryClass").asText()); // the class exists
+    assertTrue(
+        Set.of("savepoint", "last-state", "stateless").contains(job.get("upgradeMode").asText()));
+    assertTrue(fd.at("/spec/flinkVersion").asText().startsWith("v2_"));
+    assertTrue(
+        Files.readString(Repo.path("Dockerfile"))
+            .contains("/opt/flink/usrlib/cudawatch-processor.jar"),
+        "the image puts the jar where the deployment looks");
+  }
+}

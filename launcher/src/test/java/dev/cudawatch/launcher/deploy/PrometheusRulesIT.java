@@ -1,0 +1,90 @@
+package dev.cudawatch.launcher.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.alerts.RealBinaries;
+import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.ingest.AgentSettings;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The deployment's Prometheus, Alertmanager and Slurm files, checked by their own tools: promtool
+ * check config, check rules and test rules (a unit test for every alert rule), amtool check-config,
+ * and bash -n.
+ */
+class PrometheusRulesIT {
+  @TempDir Path dir;
+
+  private static String run(Path cwd, String... cmd) throws Exception {
+    Process p = new ProcessBuilder(cmd).directory(cwd.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), String.join(" ", cmd) + "\n" + out);
+    return out;
+  }
+
+  @Test
+  void promtoolChecksTheConfigAndRulesAndEveryAlertRuleHasAUnitTest() throws Exception {
+    String promtool = RealBinaries.require("promtool").toString();
+    Path prom = Repo.path("deploy/prometheus");
+    // the config as mounted in the container, with the rule files where they are here
+    Path config = dir.resolve("prometheus.yml");
+    Files.writeString(
+        config,
+        Files.readString(prom.resolve("prometheus.yml"))
+            .replace("/etc/prometheus/rules/", prom.resolve("rules") + "/"));
+    String out = run(dir, promtool, "check", "config", config.toString());
+    assertTrue(out.contains("2 rule files found"), out);
+    List<String> rules = new ArrayList<>(List.of(promtool, "check", "rules"));
+    try (var s = Files.list(prom.resolve("rules"))) {
+      s.sorted().forEach(p -> rules.add(p.toString()));
+    }
+    run(dir, rules.toArray(new String[0]));
+    out = run(prom, promtool, "test", "rules", "tests/cudawatch-alerts.test.yml");
+    assertTrue(out.contains("SUCCESS"), out);
+
+    // every alert rule is exercised by a test
+    String alerts = Files.readString(prom.resolve("rules/cudawatch-alerts.yml"));
+    String tests = Files.readString(prom.resolve("tests/cudawatch-alerts.test.yml"));
+    var m = java.util.regex.Pattern.compile("- alert: (\\w+)").matcher(alerts);
+    int n = 0;
+    while (m.find()) {
+      n++;
+      assertTrue(tests.contains("alertname: " + m.group(1)), "no promtool test for " + m.group(1));
+    }
+    assertEquals(8, n);
+  }
+
+  @Test
+  void amtoolAcceptsTheAlertmanagerConfig() throws Exception {
+    String amtool = RealBinaries.require("amtool").toString();
+    String out =
+        run(
+            dir,
+            amtool,
+            "check-config",
+            Repo.path("deploy/alertmanager/alertmanager.yml").toString());
+    assertTrue(out.contains("SUCCESS"), out);
+  }
+
+  @Test
+  void theSlurmExamplesAreValid() throws Exception {
+    for (String script : List.of("cudawatch-srun", "prolog.sh", "epilog.sh")) {
+      run(dir, "bash", "-n", Repo.path("deploy/slurm/" + script).toString());
+    }
+    AgentSettings a =
+        new ConfigLoader("CUDAWATCH_AGENT", Map.of())
+            .load(Repo.path("deploy/slurm/agent.yaml"), AgentSettings.class);
+    assertEquals("/dev/kmsg", a.kernelLog());
+    assertTrue(
+        Files.readString(Repo.path("deploy/slurm/cudawatch-srun")).contains("bin/cudawatch\" run"),
+        "the wrapper runs jobs under cudawatch run");
+  }
+}
