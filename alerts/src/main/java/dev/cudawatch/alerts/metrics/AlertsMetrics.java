@@ -128,7 +128,7 @@ public final class AlertsMetrics {
             .register(registry);
     secondsToFull =
         Gauge.builder()
-            .name("cudawatch_gpu_memory_predicted_seconds_to_full")
+            .name("cudawatch_gpu_memory_time_to_full_seconds")
             .unit(Unit.SECONDS)
             .help("Predicted time until the GPU's memory is full, from its latest leak warning")
             .labelNames(gpuLabels.toArray(new String[0]))

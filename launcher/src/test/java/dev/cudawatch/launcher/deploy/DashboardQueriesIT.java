@@ -1,0 +1,227 @@
+package dev.cudawatch.launcher.deploy;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import dev.cudawatch.alerts.RealBinaries;
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.ingest.Agent;
+import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.ingest.ship.Shipper;
+import dev.cudawatch.launcher.LocalCluster;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every PromQL expression of every Grafana dashboard, run against a real Prometheus (Debian's
+ * package) that scrapes the real alerts service of the embedded pipeline while an agent replays the
+ * real corpus logs through it: each must return data.
+ */
+class DashboardQueriesIT {
+  @TempDir Path dir;
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @Test
+  void everyPanelQueryReturnsData() throws Exception {
+    Path prometheus = RealBinaries.require("prometheus");
+    Map<String, String> queries = panelQueries();
+    int alertsPort = RealBinaries.freePort();
+    int promPort = RealBinaries.freePort();
+    Path config = dir.resolve("prometheus.yml");
+    Files.writeString(
+        config,
+        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: cudawatch-alerts\n"
+            + "    static_configs:\n      - targets: ['127.0.0.1:"
+            + alertsPort
+            + "']\n");
+    HttpServer webhook = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    webhook.createContext(
+        "/hook",
+        ex -> {
+          ex.getRequestBody().readAllBytes();
+          ex.sendResponseHeaders(200, -1);
+          ex.close();
+        });
+    webhook.start();
+    Process prom =
+        new ProcessBuilder(
+                prometheus.toString(),
+                "--config.file=" + config,
+                "--storage.tsdb.path=" + dir.resolve("tsdb"),
+                "--web.listen-address=127.0.0.1:" + promPort)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("prometheus.log").toFile())
+            .start();
+    String promUrl = "http://127.0.0.1:" + promPort;
+    try (LocalCluster cluster =
+        new LocalCluster(
+            new LocalCluster.Options(
+                dir.resolve("data"),
+                dir.resolve("logs"),
+                null,
+                alertsPort,
+                2,
+                null,
+                "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook",
+                null,
+                List.of()),
+            new PrintStream(java.io.OutputStream.nullOutputStream()))) {
+      cluster.start();
+      // Prometheus must see the counters rise, so it scrapes before anything arrives
+      await(() -> !query(promUrl, "up{job=\"cudawatch-alerts\"} == 1").isEmpty(), prom, "up");
+      feed(cluster.bootstrapServers());
+      Map<String, String> missing = new LinkedHashMap<>(queries);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+      while (!missing.isEmpty() && System.nanoTime() < deadline) {
+        missing.entrySet().removeIf(e -> hasData(query(promUrl, e.getValue())));
+        if (!missing.isEmpty()) {
+          assertTrue(prom.isAlive(), "prometheus exited");
+          Thread.sleep(500); // polling Prometheus while the pipeline works
+        }
+      }
+      assertTrue(missing.isEmpty(), "panels without data: " + missing.keySet());
+    } finally {
+      prom.destroy();
+      prom.waitFor(10, TimeUnit.SECONDS);
+      webhook.stop(0);
+    }
+  }
+
+  /** Panel title -> expression, for every target of every dashboard. */
+  private static Map<String, String> panelQueries() throws Exception {
+    Map<String, String> out = new LinkedHashMap<>();
+    try (Stream<Path> files = Files.list(Repo.path("deploy/grafana/dashboards"))) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".json")).sorted().toList()) {
+        JsonNode d = new ObjectMapper().readTree(f.toFile());
+        List<JsonNode> panels = new ArrayList<>();
+        d.path("panels").forEach(panels::add);
+        d.path("panels").forEach(p -> p.path("panels").forEach(panels::add)); // rows
+        for (JsonNode p : panels) {
+          for (JsonNode t : p.path("targets")) {
+            out.put(
+                d.get("title").asText()
+                    + " / "
+                    + p.get("title").asText()
+                    + " / "
+                    + t.get("refId").asText(),
+                t.get("expr").asText());
+          }
+        }
+      }
+    }
+    assertTrue(out.size() >= 15, "queries: " + out.size());
+    return out;
+  }
+
+  /**
+   * The real corpus through a real agent, plus what the corpus lacks: two jobs failing on one GPU,
+   * with the job and GPU metadata agents on GPU nodes send, and a record the service cannot read.
+   */
+  private void feed(String bootstrap) throws Exception {
+    KafkaSettings kafka = new KafkaSettings(bootstrap, Map.of());
+    try (Shipper shipper = new Shipper(kafka)) {
+      Agent agent =
+          new Agent(
+              AgentSettings.defaults().with(kafka, List.of(), dir.resolve("replay").toString()),
+              shipper,
+              Clock.systemUTC());
+      agent.replay(Repo.path("samples"));
+      shipper.flush();
+    }
+    try (var p =
+        new KafkaProducer<byte[], byte[]>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
+      for (String job : List.of("job-a", "job-b")) {
+        LogRecord r =
+            LogRecord.builder()
+                .host("node-4")
+                .job(job)
+                .gpu(3)
+                .source("/logs/" + job + ".log")
+                .offset(0)
+                .eventTime(Instant.now())
+                .text("RuntimeError: CUDA error: an illegal memory access was encountered")
+                .build();
+        p.send(
+                new ProducerRecord<>(
+                    Topics.LOGS,
+                    r.streamKey().getBytes(StandardCharsets.UTF_8),
+                    WireJson.toBytes(r)))
+            .get();
+      }
+      p.send(new ProducerRecord<>(Topics.INCIDENTS, "not json".getBytes(StandardCharsets.UTF_8)))
+          .get();
+    }
+  }
+
+  private List<JsonNode> query(String promUrl, String expr) {
+    try {
+      String body =
+          http.send(
+                  HttpRequest.newBuilder(
+                          URI.create(
+                              promUrl
+                                  + "/api/v1/query?query="
+                                  + URLEncoder.encode(expr, StandardCharsets.UTF_8)))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
+      JsonNode r = new ObjectMapper().readTree(body).path("data").path("result");
+      List<JsonNode> out = new ArrayList<>();
+      r.forEach(out::add);
+      return out;
+    } catch (Exception e) {
+      return List.of();
+    }
+  }
+
+  /** At least one series with a finite value. */
+  private static boolean hasData(List<JsonNode> result) {
+    for (JsonNode s : result) {
+      String v = s.path("value").path(1).asText();
+      if (!v.equals("NaN") && !v.contains("Inf") && !v.isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void await(java.util.function.BooleanSupplier ok, Process p, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (!ok.getAsBoolean()) {
+      assertTrue(p.isAlive(), "prometheus exited");
+      assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
+      Thread.sleep(200);
+    }
+  }
+}
