@@ -1,0 +1,25 @@
+package dev.cudawatch.simulator;
+
+import dev.cudawatch.common.wire.RecordKind;
+
+/**
+ * One line the simulated fleet writes.
+ *
+ * @param timeMillis when it is written (simulated time, epoch milliseconds)
+ * @param host node
+ * @param job job id, or null for the node's own logs
+ * @param rank global rank, or null
+ * @param gpu GPU index, or null
+ * @param kind a rank's log line, a kernel line, a GPU memory sample, or a job's exit
+ * @param file where it is written, relative to the output directory (one stream per file)
+ * @param text the line; a progress bar's updates are separated by carriage returns
+ */
+public record SimLine(
+    long timeMillis,
+    String host,
+    String job,
+    Integer rank,
+    Integer gpu,
+    RecordKind kind,
+    String file,
+    String text) {}
