@@ -23,6 +23,7 @@ public final class FleetSimulator {
   static final long TOTAL = 81_559 * MIB; // an 80 GB card as nvidia-smi reports it
   static final long RESTART_MS = 3_000;
   static final long LEAK_MS = 150_000;
+  static final int LEMON_GPU = 0;
 
   private final SimSettings s;
   private final SplittableRandom r;
@@ -46,6 +47,7 @@ public final class FleetSimulator {
     final String name;
     final HealthyOutput[] ranks;
     int jobNo;
+    int nextGpu;
     String job;
     long downUntil; // the job is dead (restarting) until then
     boolean hung; // a hang: silent for the rest of the run
@@ -196,9 +198,18 @@ public final class FleetSimulator {
     return String.format("%02X", 0x18 + gpu * 0x10);
   }
 
+  /**
+   * A GPU of h no earlier scenario used, so only the lemon scenario fails different jobs on one GPU
+   * (past gpus-per-host scenarios on a node they repeat: a long run may make more lemons).
+   */
+  private int freshGpu(Host h) {
+    int g = (h.nextGpu++ + (h == hosts[0] ? 1 : 0)) % s.gpusPerHost();
+    return h == hosts[0] && g == LEMON_GPU ? (g + 1) % s.gpusPerHost() : g;
+  }
+
   private void inject(String scenario, int k, long t) {
     Host h = hosts[k % hosts.length];
-    int g = r.nextInt(s.gpusPerHost());
+    int g = scenario.equals("lemon") ? LEMON_GPU : freshGpu(h);
     switch (scenario) {
       case "lemon" -> {
         // two different jobs fail on GPU g of the first node, beside a double-bit ECC Xid
@@ -221,8 +232,10 @@ public final class FleetSimulator {
       }
       case "codebug" -> {
         Host other = hosts[(k + 1) % hosts.length];
-        for (Host x : hosts.length > 1 ? List.of(h, other) : List.of(h)) {
-          failWith(x, g, "device_assert", t, "codebug", codeBugLines(g));
+        failWith(h, g, "device_assert", t, "codebug", codeBugLines(g), false);
+        if (hosts.length > 1) {
+          int og = freshGpu(other);
+          failWith(other, og, "device_assert", t, "codebug", codeBugLines(og), false);
         }
         if (hosts.length > 1) {
           expect(
@@ -239,7 +252,7 @@ public final class FleetSimulator {
             new ArrayList<>(FailureLibrary.lines("illegal_memory_access", g, g, pci(g), r));
         lines.addAll(FailureLibrary.lines("cublas_error", g, g, pci(g), r));
         expect(t, "incident", "cublas_error", false, where(h, g), "cascade"); // before the restart
-        failWith(h, g, "illegal_memory_access", t, "cascade", lines);
+        failWith(h, g, "illegal_memory_access", t, "cascade", lines, false);
       }
       case "burst" -> {
         List<String> lines = new ArrayList<>();
@@ -250,7 +263,7 @@ public final class FleetSimulator {
                   + ",0,0] Assertion `t >= 0 && t < n_classes` failed.");
         }
         lines.addAll(FailureLibrary.lines("device_assert", g, g, pci(g), r).subList(1, 5));
-        failWith(h, g, "device_assert", t, "burst", lines);
+        failWith(h, g, "device_assert", t, "burst", lines, false);
       }
       case "kernel:gpu_xid" -> {
         kernel(t, h, xid(79, g));
@@ -263,7 +276,18 @@ public final class FleetSimulator {
       case "crashloop" -> {
         for (int i = 0; i < 3; i++) {
           long at = t + i * (RESTART_MS + 1_000);
-          later(at, () -> fail(h, g, "illegal_memory_access", at, "crashloop"));
+          // a crash loop restarts under the same job id (torchelastic, Slurm requeue)
+          later(
+              at,
+              () ->
+                  failWith(
+                      h,
+                      g,
+                      "illegal_memory_access",
+                      at,
+                      "crashloop",
+                      FailureLibrary.lines("illegal_memory_access", g, g, pci(g), r),
+                      true));
         }
         expect(
             t,
@@ -303,11 +327,12 @@ public final class FleetSimulator {
   }
 
   private void fail(Host h, int g, String cls, long t, String scenario) {
-    failWith(h, g, cls, t, scenario, FailureLibrary.lines(cls, g, g, pci(g), r));
+    failWith(h, g, cls, t, scenario, FailureLibrary.lines(cls, g, g, pci(g), r), false);
   }
 
   /** Rank g of h's job writes {@code lines} at t and the job dies; it restarts as a new job. */
-  private void failWith(Host h, int g, String cls, long t, String scenario, List<String> lines) {
+  private void failWith(
+      Host h, int g, String cls, long t, String scenario, List<String> lines, boolean sameJob) {
     long at = Math.max(t, h.downUntil);
     expect(at, "incident", cls, true, where(h, g), scenario);
     for (String l : lines) {
@@ -315,6 +340,9 @@ public final class FleetSimulator {
     }
     pending.add(exit(at + 100, h));
     h.downUntil = at + RESTART_MS;
+    if (sameJob) {
+      h.jobNo--; // startJob counts it up again: the same id
+    }
     startJob(h, h.downUntil);
   }
 

@@ -231,8 +231,9 @@ public final class CatalogLoader {
           && !cls.equals(Signature.FROM_ROOT)) {
         throw new CatalogException(where + "unknown class '" + cls + "' (see TAXONOMY.md)");
       }
-      if (cls == null && role != Role.ATTACH) {
-        throw new CatalogException(where + "needs a class (only role: attach may omit it)");
+      if (cls == null && role != Role.ATTACH && role != Role.RESTART) {
+        throw new CatalogException(
+            where + "needs a class (only role: attach and role: restart may omit it)");
       }
       if (s.severity() != null && !SEVERITIES.contains(s.severity())) {
         throw new CatalogException(

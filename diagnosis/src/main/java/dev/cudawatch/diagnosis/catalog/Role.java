@@ -11,5 +11,10 @@ public enum Role {
   /** Only meaningful after a root failure (launcher summaries); dropped without one. */
   CONSEQUENCE,
   /** A consequence when a root exists, otherwise a root of its own. */
-  CONSEQUENCE_OR_ROOT
+  CONSEQUENCE_OR_ROOT,
+  /**
+   * A process (re)starts in the stream (a launcher's banner): the episode ends, so the restarted
+   * process's first failure is a root again. Makes no incident.
+   */
+  RESTART
 }

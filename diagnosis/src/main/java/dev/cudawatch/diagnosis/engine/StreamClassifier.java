@@ -86,6 +86,12 @@ public final class StreamClassifier {
         bits &= bits - 1;
         Signature sig = sigs.get(i);
         Map<String, String> raw2 = sig.match(text);
+        if (raw2 != null && sig.role() == Role.RESTART) {
+          // a new process: what was open is complete, and its next failure is a root again
+          out = append(out, flush(now));
+          endEpisode();
+          return out;
+        }
         if (raw2 != null && handle(sig, raw2, text, nl.rank(), meta, n)) {
           if (st.open.size() > StreamState.MAX_OPEN) {
             out = append(out, closeWhere(c -> c == st.open.get(0), now));

@@ -32,6 +32,10 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
     if (i.host() != null) {
       labels.put("host", i.host());
     }
+    Object gpu = i.fields().get("gpu");
+    if (gpu != null) {
+      labels.put("gpu", gpu.toString()); // so routes and inhibitions can name the GPU
+    }
     labels.put("incident_id", i.id());
     Map<String, String> annotations = new LinkedHashMap<>();
     annotations.put("summary", i.summary() == null ? i.incidentClass() : i.summary());
