@@ -2,14 +2,11 @@ package dev.cudawatch.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.common.Topics;
-import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
-import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.simulator.SimulateMain;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,10 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine;
 
 /**
@@ -42,27 +36,7 @@ public final class AccuracyBench {
     Files.createDirectories(dir);
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
-      ProcessorSettings s =
-          new ProcessorSettings(
-              new KafkaSettings(broker.bootstrapServers(), Map.of()),
-              "accuracy",
-              2,
-              1000L,
-              "accuracy",
-              null,
-              null,
-              null,
-              null,
-              null,
-              null,
-              null);
-      Configuration conf = new Configuration();
-      conf.setString("rest.bind-address", "127.0.0.1");
-      conf.setString("rest.port", "0");
-      StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
-      ProcessorMain.configure(env, s);
-      ProcessorMain.job(s).build(env);
-      JobClient job = env.executeAsync("accuracy");
+      JobClient job = BenchJob.start(broker.bootstrapServers(), "accuracy", null);
       Path truth = dir.resolve("truth.jsonl");
       int code =
           new CommandLine(new SimulateMain())

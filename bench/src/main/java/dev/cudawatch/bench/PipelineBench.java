@@ -3,14 +3,11 @@ package dev.cudawatch.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.common.Topics;
-import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.launcher.LocalCluster;
-import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
 import java.io.BufferedWriter;
 import java.io.PrintStream;
 import java.net.URI;
@@ -27,9 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -70,28 +65,8 @@ public final class PipelineBench {
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
       long bytes = preload(broker.bootstrapServers(), n);
-      ProcessorSettings s =
-          new ProcessorSettings(
-              new KafkaSettings(broker.bootstrapServers(), Map.of()),
-              "bench",
-              2,
-              1000L,
-              "bench",
-              null,
-              null,
-              null,
-              null,
-              null,
-              null,
-              null);
-      Configuration conf = new Configuration();
-      conf.setString("rest.bind-address", "127.0.0.1");
-      conf.setString("rest.port", "0");
-      StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
-      ProcessorMain.configure(env, s);
-      ProcessorMain.job(s).build(env);
       long submitted = System.nanoTime();
-      JobClient job = env.executeAsync("bench");
+      JobClient job = BenchJob.start(broker.bootstrapServers(), "bench", null);
       long[] seen = awaitMarkers(broker.bootstrapServers(), Duration.ofMinutes(10));
       job.cancel().get();
       double secs = (seen[1] - seen[0]) / 1e9;

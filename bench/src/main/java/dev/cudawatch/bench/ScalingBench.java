@@ -1,11 +1,8 @@
 package dev.cudawatch.bench;
 
 import dev.cudawatch.common.Topics;
-import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
-import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.simulator.SimulateMain;
 import java.io.IOException;
 import java.net.URI;
@@ -20,11 +17,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.stream.Stream;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine;
 
 /**
@@ -171,29 +165,8 @@ public final class ScalingBench {
   static void state(Path work, int hosts) throws Exception {
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(work.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
-      ProcessorSettings s =
-          new ProcessorSettings(
-              new KafkaSettings(broker.bootstrapServers(), Map.of()),
-              "state",
-              2,
-              1000L,
-              "state",
-              null,
-              null,
-              null,
-              null,
-              null,
-              null,
-              null);
-      Configuration conf = new Configuration();
-      conf.setString("rest.bind-address", "127.0.0.1");
-      conf.setString("rest.port", "0");
       Path checkpoints = work.resolve("checkpoints");
-      conf.setString("execution.checkpointing.dir", checkpoints.toUri().toString());
-      StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(2, conf);
-      ProcessorMain.configure(env, s);
-      ProcessorMain.job(s).build(env);
-      JobClient job = env.executeAsync("state");
+      JobClient job = BenchJob.start(broker.bootstrapServers(), "state", checkpoints);
       simulate(
           "--bootstrap-servers", broker.bootstrapServers(),
           "--hosts", String.valueOf(hosts),

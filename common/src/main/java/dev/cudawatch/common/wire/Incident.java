@@ -69,29 +69,7 @@ public record Incident(
 
   /** The same incident with a fleet verdict attached. */
   public Incident withVerdict(String newVerdict) {
-    return new Incident(
-        v,
-        id,
-        incidentClass,
-        root,
-        rootId,
-        count,
-        severity,
-        suspect,
-        signature,
-        fields,
-        summary,
-        explanation,
-        nextSteps,
-        host,
-        job,
-        source,
-        line,
-        firstRecordId,
-        eventTime,
-        detectedTime,
-        excerpt,
-        newVerdict);
+    return copy(fields, nextSteps, newVerdict);
   }
 
   /**
@@ -104,6 +82,10 @@ public record Incident(
     List<String> steps = new java.util.ArrayList<>();
     steps.add(firstStep);
     steps.addAll(nextSteps);
+    return copy(f, steps, verdict);
+  }
+
+  private Incident copy(Map<String, Object> f, List<String> steps, String v2) {
     return new Incident(
         v,
         id,
@@ -126,6 +108,6 @@ public record Incident(
         eventTime,
         detectedTime,
         excerpt,
-        verdict);
+        v2);
   }
 }
