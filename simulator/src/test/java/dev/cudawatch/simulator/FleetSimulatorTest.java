@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import dev.cudawatch.diagnosis.engine.OfflineClassifier;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -69,30 +70,7 @@ class FleetSimulatorTest {
     Set<String> injected = new TreeSet<>();
     truth.stream().filter(e -> e.type().equals("incident")).forEach(e -> injected.add(e.name()));
     assertEquals(
-        new TreeSet<>(
-            List.of(
-                "cuda_oom",
-                "illegal_memory_access",
-                "misaligned_address",
-                "invalid_address_space",
-                "kernel_exception",
-                "device_assert",
-                "launch_config_error",
-                "no_kernel_image",
-                "driver_error",
-                "cuda_error",
-                "cublas_error",
-                "cudnn_error",
-                "cuda_library_error",
-                "nccl_timeout",
-                "nccl_error",
-                "gpu_xid",
-                "ecc_error",
-                "gpu_lost",
-                "internal_assert",
-                "sanitizer_report",
-                "host_oom",
-                "memory_leak")),
+        new TreeSet<>(CatalogLoader.CLASSES),
         injected,
         "every class of shared/spec/TAXONOMY.md");
 
