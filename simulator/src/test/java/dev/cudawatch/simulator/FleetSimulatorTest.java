@@ -70,9 +70,7 @@ class FleetSimulatorTest {
     Set<String> injected = new TreeSet<>();
     truth.stream().filter(e -> e.type().equals("incident")).forEach(e -> injected.add(e.name()));
     assertEquals(
-        new TreeSet<>(CatalogLoader.CLASSES),
-        injected,
-        "every class of shared/spec/TAXONOMY.md");
+        new TreeSet<>(CatalogLoader.CLASSES), injected, "every class of shared/spec/TAXONOMY.md");
 
     // what the classifier finds in each file, by (host, file kind, class, root)
     Set<String> found = new HashSet<>();
