@@ -184,9 +184,9 @@ public final class PipelineBench {
     Thread watcher =
         new Thread(() -> watch(cluster.httpPort(), written, visible, running), "watcher");
     watcher.start();
-    // Warm-up: the first probes also pay for the job starting and JIT compilation; 15 of them,
+    // Warm-up: the first probes also pay for the job starting and JIT compilation; 30 of them,
     // a second apart, are not counted (they are numbered below zero).
-    int warmup = 15;
+    int warmup = 30;
     // each probe is a new job's log failing: one file, one incident, one alert
     int probes = seconds;
     for (int i = -warmup; i < probes; i++) {
