@@ -76,7 +76,7 @@ public final class AlertsService implements AutoCloseable {
     if (notifier != null) {
       notifier.onAlert(a);
     }
-    metrics.alerts(alerts.firing());
+    metrics.alerts(alerts.active(clock.instant()));
     if (printer != null && (prev == null || prev.state() != a.state())) {
       printer.print(a);
     }

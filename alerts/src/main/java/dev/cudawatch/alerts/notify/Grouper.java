@@ -96,6 +96,7 @@ final class Grouper {
 
   /** The groups due at {@code now}; marks them sent. */
   List<Batch> due(long now) {
+    expire(now);
     List<Batch> out = new ArrayList<>();
     for (var it = groups.entrySet().iterator(); it.hasNext(); ) {
       var e = it.next();
@@ -133,6 +134,35 @@ final class Grouper {
       }
     }
     return out;
+  }
+
+  /**
+   * Firing alerts past their own end resolve, as Alertmanager resolves them: announced if they were
+   * announced firing, forgotten if never sent.
+   */
+  private void expire(long now) {
+    java.time.Instant at = java.time.Instant.ofEpochMilli(now);
+    for (var it = groups.entrySet().iterator(); it.hasNext(); ) {
+      Group g = it.next().getValue();
+      for (var m = g.members.entrySet().iterator(); m.hasNext(); ) {
+        var e = m.next();
+        Alert a = e.getValue();
+        if (a.state() != Alert.State.FIRING || a.activeAt(at)) {
+          continue;
+        }
+        if (g.sent.get(a.fingerprint()) == null) {
+          m.remove();
+        } else {
+          e.setValue(a.expired());
+          if (g.changedSince == null) {
+            g.changedSince = now;
+          }
+        }
+      }
+      if (g.members.isEmpty() && g.sent.isEmpty()) {
+        it.remove();
+      }
+    }
   }
 
   Map<String, Group> state() {

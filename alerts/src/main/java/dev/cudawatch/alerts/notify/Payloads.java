@@ -27,10 +27,14 @@ final class Payloads {
       m.put("labels", a.labels());
       m.put("annotations", a.annotations());
       m.put("startsAt", a.startsAt().toString());
-      m.put(
-          "endsAt",
-          (a.state() == Alert.State.RESOLVED && a.endsAt() != null ? a.endsAt() : firingEndsAt)
-              .toString());
+      // a resolution or an alert that expires by itself keeps its end; others end unless re-sent
+      Instant end =
+          a.endsAt() == null
+              ? firingEndsAt
+              : a.state() == Alert.State.RESOLVED || a.endsAt().isBefore(firingEndsAt)
+                  ? a.endsAt()
+                  : firingEndsAt;
+      m.put("endsAt", end.toString());
       m.put("generatorURL", generatorUrl);
       out.add(m);
     }

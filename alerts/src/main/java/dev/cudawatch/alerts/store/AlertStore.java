@@ -38,7 +38,8 @@ public final class AlertStore {
     return out;
   }
 
-  public synchronized List<Alert> firing() {
-    return all().stream().filter(a -> a.state() == Alert.State.FIRING).toList();
+  /** Alerts firing at {@code now} (expired ones are not). */
+  public synchronized List<Alert> active(java.time.Instant now) {
+    return all().stream().filter(a -> a.activeAt(now)).toList();
   }
 }

@@ -84,6 +84,36 @@ class GrouperTest {
   }
 
   @Test
+  void anAlertPastItsOwnEndResolvesOnceAndIsForgotten() {
+    Grouper g = grouper();
+    Alert a = alert("GpuJobFailure", "a", Alert.State.FIRING);
+    Instant end = Instant.ofEpochMilli(1000 * S);
+    Alert expiring =
+        new Alert(1, a.fingerprint(), a.state(), a.labels(), a.annotations(), a.startsAt(), end);
+    g.offer(expiring, 0);
+    assertEquals(1, g.due(10 * S).size());
+    assertTrue(g.due(999 * S).isEmpty(), "still active");
+    List<Grouper.Batch> due = g.due(1000 * S);
+    assertEquals(1, due.size());
+    assertEquals(Alert.State.RESOLVED, due.get(0).alerts().get(0).state());
+    assertTrue(g.state().isEmpty());
+    // one that expires before it was ever sent is never sent
+    Grouper h = grouper();
+    h.offer(
+        new Alert(
+            1,
+            a.fingerprint(),
+            a.state(),
+            a.labels(),
+            a.annotations(),
+            a.startsAt(),
+            Instant.ofEpochMilli(5 * S)),
+        0);
+    assertTrue(h.due(20 * S).isEmpty());
+    assertTrue(h.state().isEmpty());
+  }
+
+  @Test
   void groupsBeyondTheCapShareOneOverflowGroup() {
     Grouper g = new Grouper(List.of("alertname"), 0, 0, 3600 * S, 2, Map.of());
     for (String n : List.of("A", "B", "C", "D")) {

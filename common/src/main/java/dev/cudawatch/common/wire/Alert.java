@@ -13,7 +13,8 @@ import java.util.Objects;
  * @param labels identify the alert ({@code alertname}, {@code severity}, {@code host}, ...)
  * @param annotations explain it ({@code summary}, {@code description}, {@code next_steps})
  * @param startsAt when it started firing
- * @param endsAt when it resolved, or null while firing
+ * @param endsAt when it resolved; for a firing alert, null (until resolved) or when it expires by
+ *     itself, as in Alertmanager (an alert about one incident is news for a while, not forever)
  */
 public record Alert(
     int v,
@@ -58,5 +59,15 @@ public record Alert(
 
   public String alertName() {
     return labels.get("alertname");
+  }
+
+  /** Firing at {@code now}: not resolved, and not past its own end. */
+  public boolean activeAt(Instant now) {
+    return state == State.FIRING && (endsAt == null || endsAt.isAfter(now));
+  }
+
+  /** The same alert, resolved at its end (an expired firing alert). */
+  public Alert expired() {
+    return new Alert(v, fingerprint, State.RESOLVED, labels, annotations, startsAt, endsAt);
   }
 }

@@ -18,6 +18,9 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
   private static final long serialVersionUID = 1L;
   private static final Set<String> PAGING = Set.of("critical", "error");
 
+  /** How long an alert about one incident stays active before it expires. */
+  public static final java.time.Duration ACTIVE_FOR = java.time.Duration.ofHours(1);
+
   @Override
   public void flatMap(Incident i, Collector<Alert> out) {
     if (!i.root() || !(PAGING.contains(i.severity()) || "memory_leak".equals(i.incidentClass()))) {
@@ -51,6 +54,8 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
       annotations.put("source", i.source() + ":" + i.line());
     }
     Instant start = i.eventTime() != null ? i.eventTime() : i.detectedTime();
+    // One incident's alert is news for an hour, then expires by itself (rule alerts resolve)
+    Instant end = start.plus(ACTIVE_FOR);
     out.collect(
         new Alert(
             WireJson.VERSION,
@@ -59,6 +64,6 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
             labels,
             annotations,
             start,
-            null));
+            end));
   }
 }

@@ -68,5 +68,6 @@ class IncidentAlertsTest {
     assertEquals("GpuJobFailure", a.alertName());
     assertEquals("sum", a.annotations().get("summary"));
     assertEquals(Alert.State.FIRING, a.state());
+    assertEquals(a.startsAt().plus(IncidentAlerts.ACTIVE_FOR), a.endsAt(), "expires by itself");
   }
 }
