@@ -161,7 +161,6 @@ class AlertsServiceIT {
    * Prometheus' API and has nothing to say about the exposition format.
    */
   private void scrapedByRealPrometheus(int servicePort, String metricsText) throws Exception {
-    Path prometheus = RealBinaries.require("prometheus");
     Path promtool = RealBinaries.require("promtool");
     Path text = dir.resolve("metrics.txt");
     Files.writeString(text, metricsText);
@@ -174,29 +173,12 @@ class AlertsServiceIT {
     assertEquals(0, lint.waitFor(), lintOut);
     assertEquals("", lintOut.strip(), "promtool check metrics");
 
-    int port = RealBinaries.freePort();
-    Path config = dir.resolve("prometheus.yml");
-    Files.writeString(
-        config,
-        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: cudawatch-alerts\n"
-            + "    static_configs:\n      - targets: ['127.0.0.1:"
-            + servicePort
-            + "']\n");
-    Process p =
-        new ProcessBuilder(
-                prometheus.toString(),
-                "--config.file=" + config,
-                "--storage.tsdb.path=" + dir.resolve("tsdb"),
-                "--web.listen-address=127.0.0.1:" + port)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("prometheus.log").toFile())
-            .start();
-    try {
+    try (RealPrometheus p = RealPrometheus.start(dir, servicePort)) {
       String[] query = {
         promtool.toString(),
         "query",
         "instant",
-        "http://127.0.0.1:" + port,
+        p.url(),
         "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\"}"
       };
       long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
@@ -211,9 +193,6 @@ class AlertsServiceIT {
       }
       assertTrue(out.contains("=> 1 @"), out);
       assertTrue(out.contains("suspect=\"application\""), out);
-    } finally {
-      p.destroy();
-      p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
     }
   }
 

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.cudawatch.alerts.RealBinaries;
+import dev.cudawatch.alerts.RealPrometheus;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
@@ -50,17 +51,8 @@ class DashboardQueriesIT {
 
   @Test
   void everyPanelQueryReturnsData() throws Exception {
-    Path prometheus = RealBinaries.require("prometheus");
     Map<String, String> queries = panelQueries();
     int alertsPort = RealBinaries.freePort();
-    int promPort = RealBinaries.freePort();
-    Path config = dir.resolve("prometheus.yml");
-    Files.writeString(
-        config,
-        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: cudawatch-alerts\n"
-            + "    static_configs:\n      - targets: ['127.0.0.1:"
-            + alertsPort
-            + "']\n");
     HttpServer webhook = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     webhook.createContext(
         "/hook",
@@ -70,16 +62,8 @@ class DashboardQueriesIT {
           ex.close();
         });
     webhook.start();
-    Process prom =
-        new ProcessBuilder(
-                prometheus.toString(),
-                "--config.file=" + config,
-                "--storage.tsdb.path=" + dir.resolve("tsdb"),
-                "--web.listen-address=127.0.0.1:" + promPort)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("prometheus.log").toFile())
-            .start();
-    String promUrl = "http://127.0.0.1:" + promPort;
+    RealPrometheus prom = RealPrometheus.start(dir, alertsPort);
+    String promUrl = prom.url();
     try (LocalCluster cluster =
         new LocalCluster(
             new LocalCluster.Options(
@@ -108,8 +92,7 @@ class DashboardQueriesIT {
       }
       assertTrue(missing.isEmpty(), "panels without data: " + missing.keySet());
     } finally {
-      prom.destroy();
-      prom.waitFor(10, TimeUnit.SECONDS);
+      prom.close();
       webhook.stop(0);
     }
   }
@@ -215,7 +198,7 @@ class DashboardQueriesIT {
     return false;
   }
 
-  private static void await(java.util.function.BooleanSupplier ok, Process p, String what)
+  private static void await(java.util.function.BooleanSupplier ok, RealPrometheus p, String what)
       throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     while (!ok.getAsBoolean()) {
