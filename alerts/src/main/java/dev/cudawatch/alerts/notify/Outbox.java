@@ -1,13 +1,10 @@
 package dev.cudawatch.alerts.notify;
 
+import dev.cudawatch.common.io.AtomicFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -66,23 +63,8 @@ public final class Outbox {
     long seq = nextSeq++;
     Path rdir = dir.resolve(receiver);
     Path file = rdir.resolve(String.format("%020d.json", seq));
-    Path tmp = rdir.resolve(String.format("%020d.tmp", seq));
     try {
-      Files.createDirectories(rdir);
-      try (FileChannel c =
-          FileChannel.open(
-              tmp,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.WRITE)) {
-        c.write(java.nio.ByteBuffer.wrap(payload));
-        c.force(true);
-      }
-      try {
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-      }
+      AtomicFiles.write(file, payload);
     } catch (IOException e) {
       throw new UncheckedIOException("outbox: cannot store a notification: " + e.getMessage(), e);
     }
