@@ -83,7 +83,8 @@ public final class Agent implements Runnable, AutoCloseable {
       n += kernelTailer.poll(this::shipKernel);
     }
     long now = clock.millis();
-    if (now - lastCheckpoint >= settings.checkpointIntervalMs()) {
+    // a clock set back (NTP, a shifted VM clock) must not stop checkpoints until it catches up
+    if (now - lastCheckpoint >= settings.checkpointIntervalMs() || now < lastCheckpoint) {
       checkpoint();
       lastCheckpoint = now;
     }

@@ -167,9 +167,8 @@ public final class RunMain implements Callable<Integer> {
             .build());
     out.sync();
 
-    long deadline = System.currentTimeMillis() + drainSeconds * 1000L;
-    while ((spool.hasUnread() || forwarder.inFlight() > 0)
-        && System.currentTimeMillis() < deadline) {
+    long deadline = System.nanoTime() + drainSeconds * 1_000_000_000L; // monotonic
+    while ((spool.hasUnread() || forwarder.inFlight() > 0) && System.nanoTime() < deadline) {
       Thread.sleep(50);
     }
     boolean drained = !spool.hasUnread() && forwarder.inFlight() == 0;

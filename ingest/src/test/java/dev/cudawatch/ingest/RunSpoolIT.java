@@ -9,6 +9,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -80,21 +81,26 @@ class RunSpoolIT {
                 new ByteArrayDeserializer(),
                 new ByteArrayDeserializer())) {
           c.subscribe(List.of(Topics.LOGS));
-          long deadline = System.currentTimeMillis() + 60_000;
-          while (got.size() < 3 && System.currentTimeMillis() < deadline) {
-            for (var r : c.poll(Duration.ofMillis(200))) {
-              got.add(WireJson.readLogRecord(r.value()));
-            }
-          }
+          Await.until(
+              "the spooled records in Kafka",
+              () -> {
+                for (var r : c.poll(Duration.ofMillis(200))) {
+                  got.add(WireJson.readLogRecord(r.value()));
+                }
+                return got.size();
+              },
+              n -> n >= 3,
+              Duration.ofSeconds(60));
         }
-        long deadline = System.currentTimeMillis() + 30_000;
-        while (Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isPresent()
-            && System.currentTimeMillis() < deadline) {
-          Thread.sleep(100);
-        }
-        assertTrue(
-            Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isEmpty(),
-            "the shipped spool is removed");
+        Await.until(
+            "the shipped spool to be removed",
+            () -> {
+              try (var spools = Files.list(state.resolve(RunMain.RUN_SPOOLS))) {
+                return spools.toList();
+              }
+            },
+            List::isEmpty,
+            Duration.ofSeconds(30));
       }
       assertEquals(3, got.size());
       assertTrue(

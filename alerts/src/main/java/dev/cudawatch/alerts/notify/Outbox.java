@@ -80,7 +80,7 @@ public final class Outbox {
   /** The oldest notification for {@code receiver}, waiting up to {@code waitMs} for one. */
   public synchronized Optional<Entry> next(String receiver, long waitMs)
       throws InterruptedException {
-    long deadline = System.currentTimeMillis() + waitMs;
+    long deadline = System.nanoTime() / 1_000_000 + waitMs; // monotonic: a wait, not a date
     while (true) {
       TreeMap<Long, Path> q = pending.get(receiver);
       if (q != null && !q.isEmpty()) {
@@ -93,7 +93,7 @@ public final class Outbox {
           continue;
         }
       }
-      long left = deadline - System.currentTimeMillis();
+      long left = deadline - System.nanoTime() / 1_000_000;
       if (left <= 0) {
         return Optional.empty();
       }

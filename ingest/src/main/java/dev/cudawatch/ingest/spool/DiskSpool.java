@@ -136,13 +136,13 @@ public final class DiskSpool implements AutoCloseable {
    * @return the record and where reading resumes after it, or null
    */
   public synchronized Entry poll(long waitMs) throws IOException, InterruptedException {
-    long deadline = System.currentTimeMillis() + waitMs;
+    long deadline = System.nanoTime() / 1_000_000 + waitMs; // monotonic: a wait, not a date
     while (true) {
       Entry e = tryRead();
       if (e != null) {
         return e;
       }
-      long left = deadline - System.currentTimeMillis();
+      long left = deadline - System.nanoTime() / 1_000_000;
       if (left <= 0) {
         return null;
       }
