@@ -156,7 +156,7 @@ public final class Agent implements Runnable, AutoCloseable {
   }
 
   /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
-  static Integer rankPrefix(String text) {
+  public static Integer rankPrefix(String text) {
     if (!text.startsWith("[rank")) {
       return null;
     }

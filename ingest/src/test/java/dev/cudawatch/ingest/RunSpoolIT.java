@@ -8,6 +8,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.ingest.run.RunSpools;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.testkit.Await;
 import java.nio.file.Files;
@@ -35,9 +36,16 @@ class RunSpoolIT {
     Path state = dir.resolve("state");
     Path config = dir.resolve("agent.yaml");
     int deadPort = dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker.freePort();
+    Path runSpools = dir.resolve("var-tmp");
     Files.writeString(
         config,
-        "kafka:\n  bootstrap_servers: 127.0.0.1:" + deadPort + "\nstate_dir: " + state + "\n");
+        "kafka:\n  bootstrap_servers: 127.0.0.1:"
+            + deadPort
+            + "\nstate_dir: "
+            + state
+            + "\nrun_spool_root: "
+            + runSpools
+            + "\n");
     RunMain run = new RunMain();
     int code =
         new CommandLine(run)
@@ -54,8 +62,7 @@ class RunSpoolIT {
                 "-c",
                 "echo out-line; echo err-line >&2; exit 3");
     assertEquals(3, code, "the command's status");
-    assertTrue(
-        Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isPresent(), "output spooled");
+    assertEquals(1, RunSpools.all(runSpools).size(), "output spooled where the agent looks");
 
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
@@ -65,7 +72,8 @@ class RunSpoolIT {
                   new KafkaSettings(broker.bootstrapServers(), Map.of()),
                   List.of(),
                   state.toString())
-              .withSources(null, 0, -1);
+              .withSources(null, 0, -1)
+              .withRunSpoolRoot(runSpools.toString());
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);
@@ -94,11 +102,7 @@ class RunSpoolIT {
         }
         Await.until(
             "the shipped spool to be removed",
-            () -> {
-              try (var spools = Files.list(state.resolve(RunMain.RUN_SPOOLS))) {
-                return spools.toList();
-              }
-            },
+            () -> RunSpools.all(runSpools),
             List::isEmpty,
             Duration.ofSeconds(30));
       }
