@@ -95,8 +95,8 @@ public final class RunMain implements Callable<Integer> {
             : s.job() != null ? s.job() : "run-" + UUID.randomUUID().toString().substring(0, 8);
     String runId = UUID.randomUUID().toString();
     Map<String, String> env = System.getenv();
-    Integer rank = NodeEnvironment.intEnv(env, "RANK");
-    Integer localRank = NodeEnvironment.intEnv(env, "LOCAL_RANK");
+    Integer rank = NodeEnvironment.rank(env);
+    Integer localRank = NodeEnvironment.localRank(env);
     Integer gpu = singleVisibleDevice(env.get("CUDA_VISIBLE_DEVICES"));
     Clock clock = Clock.systemUTC();
 
