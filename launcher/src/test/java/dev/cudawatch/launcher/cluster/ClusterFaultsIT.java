@@ -123,7 +123,13 @@ class ClusterFaultsIT {
           get(rest + "/jobs/" + job + "/checkpoints").path("counts").path("restored").asLong();
       long k1 = kill9(busy);
       report.add(
-          row("fault 1", "kill -9 " + busy + " at +" + secsSince(w0, k1) + " s of the workload"));
+          row(
+              "fault 1",
+              "kill -9 "
+                  + busy
+                  + " (running the job) at +"
+                  + secsSince(w0, k1)
+                  + " s of the workload"));
       long cp1 = latestCompletedId(rest, job);
       await(
           () ->
@@ -134,28 +140,41 @@ class ClusterFaultsIT {
           "the job to restore from its checkpoint and complete a new one");
       JsonNode restored =
           get(rest + "/jobs/" + job + "/checkpoints").path("latest").path("restored");
+      String recover1 = secs(k1);
       report.add(
           row(
               "",
               "restored from checkpoint "
                   + restored.path("id").asText()
-                  + "; recovered (a new checkpoint completed) in "
-                  + secs(k1)
-                  + " s"));
+                  + " on the other TaskManager; recovered (a new checkpoint completed) in "
+                  + recover1
+                  + " s; "
+                  + busy
+                  + " restarted"));
       script(120, "restart", work.toString(), busy);
 
       // fault 2: kill -9 one broker (of 3; min.insync.replicas 2 keeps every topic writable)
       await(() -> failingFiles.size() >= JOBS * 2 / 3, 300, "two thirds of the jobs written");
       long cp2 = latestCompletedId(rest, job);
+      long restoredBefore2 =
+          get(rest + "/jobs/" + job + "/checkpoints").path("counts").path("restored").asLong();
       long k2 = kill9("kafka-2");
       report.add(row("fault 2", "kill -9 kafka-2 at +" + secsSince(w0, k2) + " s of the workload"));
       await(() -> latestCompletedId(rest, job) > cp2 + 1, 300, "a checkpoint without kafka-2");
+      String recover2 = secs(k2);
+      long restarts2 =
+          get(rest + "/jobs/" + job + "/checkpoints").path("counts").path("restored").asLong()
+              - restoredBefore2;
       report.add(
           row(
               "",
               "recovered (a new checkpoint completed with 2 brokers) in "
-                  + secs(k2)
-                  + " s; kafka-2 restarted"));
+                  + recover2
+                  + " s; the job "
+                  + (restarts2 > 0
+                      ? "restored from a checkpoint " + restarts2 + " time(s)"
+                      : "kept running")
+                  + "; kafka-2 restarted"));
       script(120, "restart", work.toString(), "kafka-2");
 
       writer.join(TimeUnit.MINUTES.toMillis(10));
@@ -239,7 +258,11 @@ class ClusterFaultsIT {
       report.add(
           row(
               "time to recover",
-              "see faults 1 and 2 (kill -9 until the next completed checkpoint)"));
+              "TaskManager "
+                  + recover1
+                  + " s, broker "
+                  + recover2
+                  + " s (from kill -9 until a new checkpoint completed)"));
       assertEquals(JOBS, perSource.size(), "alerts for " + perSource.keySet());
       assertEquals(0, duplicates, "identical alert records: " + alerts.size());
       assertEquals(0, gpuDuplicates, "GpuJobFailure alerts per job: " + perSource);
