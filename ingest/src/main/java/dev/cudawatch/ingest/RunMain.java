@@ -107,8 +107,8 @@ public final class RunMain implements Callable<Integer> {
           new RunRecords(
               s == null ? AgentSettings.defaults() : s,
               jobId,
-              NodeEnvironment.intEnv(env, "RANK"),
-              NodeEnvironment.intEnv(env, "LOCAL_RANK"),
+              NodeEnvironment.rank(env),
+              NodeEnvironment.localRank(env),
               singleVisibleDevice(env.get("CUDA_VISIBLE_DEVICES")),
               runId,
               Clock.systemUTC());
