@@ -8,6 +8,9 @@ import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.Role;
 import dev.cudawatch.diagnosis.catalog.Signature;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.XidRole;
+import dev.cudawatch.diagnosis.taxonomy.XidVerdict;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -209,8 +212,8 @@ public final class StreamClassifier {
     inc.framework = sig.framework() != null ? sig.framework() : detectFramework(text);
     cudaError.ifPresent(
         e -> {
-          if (e.suspect() != null) inc.fields.putIfAbsent("_suspect", e.suspect());
-          if (e.severity() != null) inc.fields.putIfAbsent("_severity", e.severity());
+          inc.suspect = e.suspect();
+          inc.severity = e.severity();
         });
     inc.addExcerpt(text);
     addUserFrame(inc);
@@ -426,8 +429,8 @@ public final class StreamClassifier {
 
   private Incident toIncident(OpenIncident c, Instant now) {
     Map<String, Object> fields = new LinkedHashMap<>(c.fields);
-    String suspect = (String) fields.remove("_suspect");
-    String severity = (String) fields.remove("_severity");
+    String suspect = c.suspect;
+    String severity = c.severity;
     if (c.framework != null) {
       fields.putIfAbsent("framework", c.framework);
     }
@@ -444,21 +447,23 @@ public final class StreamClassifier {
     if (sig != null && sig.severity() != null) {
       severity = sig.severity();
     }
-    if ("gpu_xid".equals(c.incidentClass) && fields.get("xid") instanceof Long x) {
-      var e = catalog.xids().get(x.intValue());
+    IncidentClass klass = catalog.taxonomy().get(c.incidentClass);
+    if (klass.xidCorrelation() == XidRole.XID && fields.get("xid") instanceof Long x) {
+      var e = catalog.taxonomy().xid(x.intValue());
       if (e.isPresent()) {
-        suspect = e.get().suspect();
         severity = e.get().severity();
+        if (e.get().verdict() != XidVerdict.INFORMATIONAL) {
+          suspect = e.get().verdict().id();
+        }
       }
     }
-    suspect = suspect != null ? suspect : ClassDefaults.suspect(c.incidentClass);
-    severity = severity != null ? severity : ClassDefaults.severity(c.incidentClass);
+    suspect = suspect != null ? suspect : klass.suspect();
+    severity = severity != null ? severity : klass.severity();
     Advice advice = advisor.advise(c.incidentClass, fields);
     String template = sig != null ? sig.summary() : null;
-    String summary =
-        template != null
-            ? SummaryTemplate.render(template, fields)
-            : ClassDefaults.title(c.incidentClass);
+    String summary = template != null ? SummaryTemplate.render(template, fields) : klass.title();
+    // a site's own signature may bring its own advice (user catalogs); the built-in one is the
+    // class's
     String explanation =
         sig != null && sig.explanation() != null ? sig.explanation() : advice.explanation();
     LinkedHashSet<String> steps = new LinkedHashSet<>(advice.nextSteps());

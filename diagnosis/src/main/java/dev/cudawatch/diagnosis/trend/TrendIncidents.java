@@ -5,6 +5,8 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.engine.Advice;
 import dev.cudawatch.diagnosis.engine.Advisor;
 import dev.cudawatch.diagnosis.engine.FieldValues;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +14,8 @@ import java.util.Map;
 
 /** Turns a detected trend into a {@code memory_leak} incident. */
 public final class TrendIncidents {
+  private static final IncidentClass LEAK = Taxonomy.builtIn().get("memory_leak");
+
   private TrendIncidents() {}
 
   public static Incident of(
@@ -49,8 +53,8 @@ public final class TrendIncidents {
         true,
         null,
         1,
-        "warning",
-        "application",
+        LEAK.severity(),
+        LEAK.suspect(),
         "memory_trend",
         f,
         summary,

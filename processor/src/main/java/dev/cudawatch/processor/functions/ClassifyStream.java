@@ -53,7 +53,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   @Override
   public void open(OpenContext ctx) {
     catalog = new CatalogLoader().loadTexts(extraCatalogs);
-    advisor = new Advisor(catalog.xids());
+    advisor = new Advisor(catalog.taxonomy());
     StateTtlConfig ttl =
         StateTtlConfig.newBuilder(stateTtl)
             .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
