@@ -24,8 +24,9 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Golden tests, as in mtail: every {@code golden/NAME.log} (or {@code .csv}) is classified and
- * compared with {@code golden/NAME.golden}, one JSON line per incident (line, class, root, count,
- * fields). Adding a case is adding a pair of files. Regenerate after a reviewed change with {@code
+ * compared with {@code golden/NAME.golden}, one JSON line per incident: the whole incident as a
+ * person reads it (line, class, root, count, severity, suspect, fields, summary, explanation, next
+ * steps). Adding a case is adding a pair of files. Regenerate after a reviewed change with {@code
  * ./mvnw -pl diagnosis test -Dtest=GoldenTest -Dgolden.update=true}.
  */
 class GoldenTest {
@@ -76,7 +77,12 @@ class GoldenTest {
       m.put("class", i.incidentClass());
       m.put("root", i.root());
       m.put("count", i.count());
+      m.put("severity", i.severity());
+      m.put("suspect", i.suspect());
       m.put("fields", i.fields());
+      m.put("summary", i.summary());
+      m.put("explanation", i.explanation());
+      m.put("next_steps", i.nextSteps());
       sb.append(JSON.writeValueAsString(m)).append('\n');
     }
     return sb.toString();
