@@ -136,58 +136,33 @@ class TaxonomyOneSourceTest {
 
   private static Incident incident(String cls) {
     IncidentClass c = TAXONOMY.get(cls);
-    return new Incident(
-        1,
-        "id-" + cls,
-        cls,
-        true,
-        null,
-        1,
-        c.severity(),
-        c.suspect(),
-        "sig",
-        Map.of(),
-        c.title(),
-        "",
-        List.of(),
-        null,
-        null,
-        "/logs/x.log",
-        1,
-        "rec-" + cls,
-        T0,
-        T0,
-        List.of(),
-        null);
+    return Incident.builder("id-" + cls, cls)
+        .severity(c.severity())
+        .suspect(c.suspect())
+        .summary(c.title())
+        .source("/logs/x.log")
+        .line(1)
+        .eventTime(T0)
+        .detectedTime(T0)
+        .build();
   }
 
   /** The incident as it arrives from a node: host, job and GPU known. */
   private static Incident onNode(Incident i, String host, String job, long gpu) {
     Map<String, Object> f = new LinkedHashMap<>(i.fields());
     f.put("gpu", gpu);
-    return new Incident(
-        i.v(),
-        i.id() + "@" + job,
-        i.incidentClass(),
-        true,
-        null,
-        i.count(),
-        i.severity(),
-        i.suspect(),
-        i.signature(),
-        f,
-        i.summary(),
-        i.explanation(),
-        i.nextSteps(),
-        host,
-        job,
-        i.source(),
-        i.line(),
-        i.firstRecordId(),
-        T0,
-        T0,
-        i.excerpt(),
-        null);
+    return Incident.builder(i.id() + "@" + job, i.incidentClass())
+        .severity(i.severity())
+        .suspect(i.suspect())
+        .fields(f)
+        .summary(i.summary())
+        .host(host)
+        .job(job)
+        .source(i.source())
+        .line(i.line())
+        .eventTime(T0)
+        .detectedTime(T0)
+        .build();
   }
 
   private static String scrape(AlertsMetrics m) throws IOException {
