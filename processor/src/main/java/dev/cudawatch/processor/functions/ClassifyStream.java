@@ -11,6 +11,7 @@ import dev.cudawatch.diagnosis.engine.LineMeta;
 import dev.cudawatch.diagnosis.engine.StreamClassifier;
 import dev.cudawatch.diagnosis.engine.StreamContext;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.processor.records.StreamStateSerializer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -60,7 +61,8 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
             .build();
     state =
         getRuntimeContext()
-            .getState(ttlOn(new ValueStateDescriptor<>("stream", StreamState.class), ttl));
+            .getState(
+                ttlOn(new ValueStateDescriptor<>("stream", StreamStateSerializer.INSTANCE), ttl));
     lastOffset =
         getRuntimeContext()
             .getState(ttlOn(new ValueStateDescriptor<>("last-offset", Long.class), ttl));
