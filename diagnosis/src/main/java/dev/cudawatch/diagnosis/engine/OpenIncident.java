@@ -27,6 +27,11 @@ public final class OpenIncident implements Serializable {
   ArrayList<String> excerpt = new ArrayList<>();
   String framework;
 
+  /** Suspect and severity the matched CUDA error states, or null for the class's defaults. */
+  String suspect;
+
+  String severity;
+
   void fill(Map<String, Object> more) {
     for (var e : more.entrySet()) {
       fields.putIfAbsent(e.getKey(), e.getValue());
