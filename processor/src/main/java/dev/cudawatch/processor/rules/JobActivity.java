@@ -48,7 +48,7 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
     if (!exit) {
       // the record's own time keeps the throttle deterministic; ranks' clocks may disagree a little
       long now = (r.eventTime() != null ? r.eventTime() : r.ingestTime()).toEpochMilli();
-      String job = r.host() + "|" + r.job();
+      String job = RuleKeys.of(r.host() == null ? "" : r.host(), java.util.List.of(r.job()));
       Long last = lastSent.get(job);
       if (last != null && Math.abs(now - last) < throttleMs) {
         return;
