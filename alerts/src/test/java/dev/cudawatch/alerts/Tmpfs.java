@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Assumptions;
  * disk. Needs root (as here and in CI): where mounting is not permitted the test fails when {@code
  * CI=true} and is skipped otherwise.
  */
-final class Tmpfs implements AutoCloseable {
+public final class Tmpfs implements AutoCloseable {
   private final Path dir;
   private Path filler;
 
@@ -24,7 +24,7 @@ final class Tmpfs implements AutoCloseable {
     this.dir = dir;
   }
 
-  static Tmpfs mount(Path dir, String size) throws Exception {
+  public static Tmpfs mount(Path dir, String size) throws Exception {
     Files.createDirectories(dir);
     Process p =
         new ProcessBuilder(
@@ -43,7 +43,7 @@ final class Tmpfs implements AutoCloseable {
   }
 
   /** Writes a filler file until not one more byte fits; returns its size. */
-  long fill() throws IOException {
+  public long fill() throws IOException {
     filler = dir.resolve("filler");
     long written = 0;
     byte[] chunk = new byte[64 * 1024];
@@ -72,11 +72,23 @@ final class Tmpfs implements AutoCloseable {
   }
 
   /** Frees the space {@link #fill} took. */
-  void free() throws IOException {
+  public void free() throws IOException {
     Files.deleteIfExists(filler);
   }
 
-  long usableBytes() throws IOException {
+  /** Remounts it read-only ({@code true}) or read-write: writes and deletes then fail (EROFS). */
+  public void readOnly(boolean ro) throws Exception {
+    Process p =
+        new ProcessBuilder("mount", "-o", "remount," + (ro ? "ro" : "rw"), dir.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (p.waitFor() != 0) {
+      throw new IOException("remount " + dir + ": " + out);
+    }
+  }
+
+  public long usableBytes() throws IOException {
     return Files.getFileStore(dir).getUsableSpace();
   }
 
