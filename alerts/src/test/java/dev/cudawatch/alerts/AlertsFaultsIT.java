@@ -149,23 +149,36 @@ class AlertsFaultsIT {
         double tickErrors =
             metric(base, "cudawatch_alerts_errors_total{component=\"notifier_tick\"}");
         assertEquals(TopicConsumer.State.CONSUMING, svc.consumer().state());
-        svc.close();
 
-        // 5. a restart reads from the committed offsets and the saved state: nothing again
+        // 5. the disk fills again and the service stops before it could save what it read:
+        // close() must not commit those records, so the next run reads them again
+        disk.fill();
+        produce(broker.bootstrapServers(), N, 2 * N, Alert.State.RESOLVED);
+        Await.until(
+            "the consumer to hold N handled records it cannot make durable",
+            () ->
+                health(base)
+                    .path("details")
+                    .path("alerts-consumer")
+                    .path("uncommitted_records")
+                    .asLong(),
+            v -> v == N,
+            Duration.ofSeconds(60));
+        svc.close();
+        disk.free();
+
+        // 6. the next run reads from the committed offsets and the saved state: what the last
+        // one could not save is sent once, nothing else again
         svc = new AlertsService(s, new Health(), null, Clock.systemUTC());
         svc.start();
         String base2 = "http://127.0.0.1:" + svc.httpPort();
-        AlertsService restarted = svc;
-        Await.until(
-            "the restarted consumer to own its partitions",
-            () -> restarted.consumer().state() == TopicConsumer.State.CONSUMING,
-            Duration.ofSeconds(60));
+        awaitReceived(4 * N);
         produce(broker.bootstrapServers(), 2 * N, 2 * N + 1, Alert.State.FIRING); // a marker
-        awaitReceived(3 * N + 1);
+        awaitReceived(4 * N + 1);
         assertEquals(
-            1.0,
+            N + 1.0,
             metric(base2, "cudawatch_records_consumed_total{topic=\"cudawatch.alerts\"}"),
-            "the restarted service read only the marker: every earlier offset was committed");
+            "the next run read the N records left uncommitted and the marker: no more, no less");
         Map<String, Integer> dupes = new TreeMap<>();
         received.forEach(
             (k, v) -> {
@@ -174,12 +187,12 @@ class AlertsFaultsIT {
               }
             });
         assertEquals(Map.of(), dupes, "every notification exactly once");
-        assertEquals(3 * N + 1, received.size());
+        assertEquals(4 * N + 1, received.size());
         System.out.printf(
             "FIGURES: outage %d s; tmpfs filled with %d bytes (0 usable); consumer failures"
                 + " caught and retried (outage, then full disk) %.0f; notifier tick failures on the full disk %.0f;"
                 + " %d notifications delivered %d ms after space returned; %d distinct"
-                + " notifications received, duplicates %d%n",
+                + " notifications received (%d after a stop on the full disk), duplicates %d%n",
             outageSeconds,
             filled,
             consumerErrors,
@@ -187,6 +200,7 @@ class AlertsFaultsIT {
             2 * N,
             deliveredMs,
             received.size(),
+            N,
             dupes.size());
       } finally {
         svc.close();

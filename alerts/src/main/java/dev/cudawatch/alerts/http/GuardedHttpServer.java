@@ -107,6 +107,11 @@ final class GuardedHttpServer implements AutoCloseable {
       } catch (IOException e) {
         if (running) {
           LOG.warn("http: accept failed: {}", e.toString());
+          try {
+            Thread.sleep(50); // out of descriptors, say: do not spin on it
+          } catch (InterruptedException ie) {
+            return;
+          }
         }
         continue;
       }

@@ -284,6 +284,14 @@ public final class Notifier implements AutoCloseable {
       t.interrupt();
       t.join(5_000);
     }
-    persist();
+    try {
+      tick(); // what is due now, then the state: a clean stop repeats nothing
+      persist();
+    } catch (RuntimeException e) {
+      // a full disk: the consumer did not commit what this state would have covered, so the next
+      // run reads those alerts again
+      metrics.error("notifier_tick");
+      LOG.warn("notifier: state not saved at close ({})", e.getMessage());
+    }
   }
 }
