@@ -201,4 +201,65 @@ class NotifierFaultsIT {
           "it was retried until its maximum age");
     }
   }
+
+  @Test
+  void anAlertmanagerBackAfterAnOutageGetsNoStaleResends() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean up = new java.util.concurrent.atomic.AtomicBoolean();
+    List<String> late = new CopyOnWriteArrayList<>();
+    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext(
+        "/api/v2/alerts",
+        ex -> {
+          String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+          java.time.Instant now = java.time.Instant.now();
+          if (up.get()) {
+            for (var a : dev.cudawatch.common.wire.WireJson.mapper().readTree(body)) {
+              // already over when it arrived (200 ms allowed for the trip from the last check)
+              if (java.time.Instant.parse(a.path("endsAt").asText())
+                  .isBefore(now.minusMillis(200))) {
+                late.add(body);
+              }
+            }
+            bodies.add(body);
+          }
+          ex.sendResponseHeaders(up.get() ? 200 : 503, -1);
+          ex.close();
+        });
+    server.start();
+    NotifySettings am =
+        new NotifySettings(
+            "http://127.0.0.1:" + server.getAddress().getPort(),
+            null,
+            null,
+            dir.resolve("state").toString(),
+            null,
+            null,
+            null,
+            null,
+            null,
+            100L, // resend every 100 ms: each push ends 400 ms ahead
+            50L,
+            1000L, // retries back off to 1 s: pushes go stale while queued
+            1000L,
+            null,
+            null,
+            null,
+            null);
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    try (Notifier n = new Notifier(am, metrics, Clock.systemUTC())) {
+      n.start();
+      n.onAlert(GrouperTest.alert("X", "node-1", Alert.State.FIRING));
+      Await.until(
+          "queued pushes dropped as stale while Alertmanager is down",
+          () ->
+              metric(
+                      metrics,
+                      "cudawatch_notifications_dropped_total{reason=\"stale\",receiver=\"alertmanager\"}")
+                  >= 3,
+          Duration.ofSeconds(60));
+      up.set(true);
+      Await.until("pushes accepted again", () -> bodies.size() >= 3, Duration.ofSeconds(30));
+    }
+    assertEquals(List.of(), late, "nothing already over was pushed");
+  }
 }
