@@ -26,6 +26,12 @@ import java.util.List;
  * @param httpHost address of the agent's /metrics and /healthz
  * @param httpPort port of /metrics and /healthz; -1 turns them off
  * @param keepRaw ship the text of lines as written, beside the text without terminal escapes
+ * @param closeInactiveMs a followed file that has not grown for this long is closed (its position
+ *     kept) and opened again when it grows, so finished job logs hold no descriptor or buffer
+ * @param procDir where the node's proc file system is mounted: the boot id and boot time of kernel
+ *     records come from it ({@code /proc}; {@code /host/proc} in a container)
+ * @param deadLetterMaxBytes bytes kept under {@code state_dir/dead-letters/} of records the broker
+ *     rejected for good (too large, not authorized); beyond it they are only counted
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -44,7 +50,10 @@ public record AgentSettings(
     Long spoolSegmentBytes,
     String httpHost,
     Integer httpPort,
-    Boolean keepRaw)
+    Boolean keepRaw,
+    Long closeInactiveMs,
+    String procDir,
+    Long deadLetterMaxBytes)
     implements Validated {
 
   public AgentSettings {
@@ -64,12 +73,15 @@ public record AgentSettings(
     httpHost = httpHost == null ? "127.0.0.1" : httpHost;
     httpPort = httpPort == null ? 9401 : httpPort;
     keepRaw = keepRaw == null ? Boolean.FALSE : keepRaw;
+    closeInactiveMs = closeInactiveMs == null ? 300_000L : closeInactiveMs;
+    procDir = procDir == null ? "/proc" : procDir;
+    deadLetterMaxBytes = deadLetterMaxBytes == null ? 64L << 20 : deadLetterMaxBytes;
   }
 
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null);
+        null, null, null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -90,7 +102,10 @@ public record AgentSettings(
         spoolSegmentBytes,
         httpHost,
         httpPort,
-        keepRaw);
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes);
   }
 
   /** The same settings with other sampling and HTTP settings (tests and local mode). */
@@ -112,7 +127,35 @@ public record AgentSettings(
         spoolSegmentBytes,
         httpHost,
         port,
-        keepRaw);
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes);
+  }
+
+  /** The same settings with other file-closing and proc settings (tests). */
+  public AgentSettings withNode(long closeInactive, String proc) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactive,
+        proc,
+        deadLetterMaxBytes);
   }
 
   @Override
@@ -135,6 +178,9 @@ public record AgentSettings(
         spoolSegmentBytes >= 1 << 16 && spoolMaxBytes >= 2 * spoolSegmentBytes,
         path + "spool_max_bytes",
         "must hold at least two segments (spool_segment_bytes >= 64 KiB)");
+    Validated.require(closeInactiveMs >= 1000, path + "close_inactive_ms", "must be at least 1000");
+    Validated.require(
+        deadLetterMaxBytes >= 0, path + "dead_letter_max_bytes", "must not be negative");
     Validated.require(
         httpPort >= -1 && httpPort <= 65535, path + "http_port", "must be -1 (off) or 0..65535");
   }
