@@ -53,22 +53,31 @@ public final class FileIdentity {
    * @throws NotRegularFileException for a link, a pipe, a device, a directory or a swapped file
    */
   public static FileChannel openRegular(Path p, String expectedIdentity) throws IOException {
+    Seen before = stat(p);
+    if (before == null) {
+      throw new NoSuchFileException(p.toString());
+    }
+    if (!before.regular()) {
+      // never open it: a pipe would block the reader, a link leads out of the watched tree
+      throw new NotRegularFileException(p, kind(p));
+    }
     FileChannel ch;
     try {
       ch = FileChannel.open(p, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-    } catch (java.nio.file.FileSystemException e) {
-      if (String.valueOf(e.getReason()).contains("symbolic link")
-          || String.valueOf(e.getMessage()).contains("ELOOP")) {
-        throw new NotRegularFileException(p, "a symbolic link");
+    } catch (IOException e) {
+      Seen now = stat(p);
+      if (now != null && !now.regular()) {
+        throw new NotRegularFileException(p, kind(p)); // swapped for a link since the check
       }
       throw e;
     }
     try {
       Seen s = stat(p);
       if (s == null || !s.regular()) {
-        throw new NotRegularFileException(p, s == null ? "gone" : "not a regular file");
+        throw new NotRegularFileException(p, s == null ? "gone" : kind(p));
       }
-      if (expectedIdentity != null && !expectedIdentity.equals(s.identity())) {
+      String expected = expectedIdentity != null ? expectedIdentity : before.identity();
+      if (!expected.equals(s.identity())) {
         throw new NotRegularFileException(p, "replaced while it was opened");
       }
       return ch;
@@ -76,6 +85,10 @@ public final class FileIdentity {
       ch.close();
       throw e;
     }
+  }
+
+  private static String kind(Path p) {
+    return Files.isSymbolicLink(p) ? "a symbolic link" : "not a regular file";
   }
 
   /**

@@ -149,12 +149,17 @@ public final class FileTailer implements AutoCloseable {
     for (FilePosition old : truncated) {
       claimCopy(old, present, sink, now);
     }
+    Map<String, List<FilePosition>> byName = null;
     for (var e : present.entrySet()) {
       if (!tracked.containsKey(e.getKey())
           && !dormant.containsKey(e.getKey())
-          && !isRetiring(e.getKey())
-          && !isRotatedCopy(e.getValue())) {
-        open(e.getValue(), e.getKey(), null, now);
+          && !isRetiring(e.getKey())) {
+        if (byName == null) {
+          byName = followedByName(); // once per round: thousands of new files stay cheap
+        }
+        if (!isRotatedCopy(e.getValue(), byName)) {
+          open(e.getValue(), e.getKey(), null, now);
+        }
       }
     }
     for (Iterator<TailedFile> it = tracked.values().iterator(); it.hasNext(); ) {
@@ -303,15 +308,13 @@ public final class FileTailer implements AutoCloseable {
    * starts with the same bytes is a copy of that stream (copytruncate's first step): its content is
    * not new, so it is not read as a stream of its own. It is claimed if the original is truncated.
    */
-  private boolean isRotatedCopy(Path p) {
+  private boolean isRotatedCopy(Path p, Map<String, List<FilePosition>> followedByName) {
     String name = p.getFileName().toString();
-    List<FilePosition> followed = new ArrayList<>(dormant.values());
-    for (TailedFile f : tracked.values()) {
-      followed.add(f.position());
-    }
-    for (FilePosition pos : followed) {
-      String of = Path.of(pos.path()).getFileName().toString();
-      if (pos.headLength() > 0 && name.startsWith(of) && !name.equals(of)) {
+    for (int end = name.length() - 1; end > 0; end--) {
+      for (FilePosition pos : followedByName.getOrDefault(name.substring(0, end), List.of())) {
+        if (pos.headLength() <= 0) {
+          continue;
+        }
         try (FileChannel c = FileIdentity.openRegular(p, null)) {
           if (TailedFile.fingerprint(c, pos.headLength()) == pos.headHash()) {
             return true;
@@ -322,6 +325,22 @@ public final class FileTailer implements AutoCloseable {
       }
     }
     return false;
+  }
+
+  /** Followed files (open or idle) by file name, for {@link #isRotatedCopy}. */
+  private Map<String, List<FilePosition>> followedByName() {
+    Map<String, List<FilePosition>> out = new HashMap<>();
+    List<FilePosition> all = new ArrayList<>(dormant.values());
+    for (TailedFile f : tracked.values()) {
+      all.add(f.position());
+    }
+    for (FilePosition pos : all) {
+      Path name = Path.of(pos.path()).getFileName();
+      if (name != null) {
+        out.computeIfAbsent(name.toString(), k -> new ArrayList<>()).add(pos);
+      }
+    }
+    return out;
   }
 
   private static Path findSibling(Path last, String identity) {
