@@ -272,19 +272,37 @@ public final class AgentRuntime implements AutoCloseable {
     if (sampler != null) {
       sampler.stop();
     }
-    try {
-      spooled.sync();
-    } catch (IOException e) {
-      // a spool that cannot be synced was already reported by its failed writes
+    // every step runs even if one fails (a full disk fails the checkpoint): the broker connection,
+    // the port and the lock are released; the first failure is reported
+    IOException first = null;
+    for (Closer c :
+        List.<Closer>of(
+            spooled::sync,
+            agent::close,
+            forwarder::close,
+            shipper::close,
+            spool::close,
+            () -> {
+              if (http != null) {
+                http.close();
+              }
+            },
+            lock::release,
+            lockChannel::close)) {
+      try {
+        c.close();
+      } catch (IOException | RuntimeException e) {
+        if (first == null) {
+          first = e instanceof IOException io ? io : new IOException(e);
+        }
+      }
     }
-    agent.close();
-    forwarder.close();
-    shipper.close();
-    spool.close();
-    if (http != null) {
-      http.close();
+    if (first != null) {
+      throw first;
     }
-    lock.release();
-    lockChannel.close();
+  }
+
+  private interface Closer {
+    void close() throws IOException;
   }
 }
