@@ -62,6 +62,7 @@ public final class Agent implements Runnable, AutoCloseable {
             settings.maxLineBytes(),
             settings.readBudgetBytes(),
             settings.closeInactiveMs(),
+            settings.scanIntervalMs(),
             () -> System.nanoTime() / 1_000_000);
   }
 

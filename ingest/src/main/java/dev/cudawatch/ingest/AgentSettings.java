@@ -30,6 +30,9 @@ import java.util.List;
  *     kept) and opened again when it grows, so finished job logs hold no descriptor or buffer
  * @param procDir where the node's proc file system is mounted: the boot id and boot time of kernel
  *     records come from it ({@code /proc}; {@code /host/proc} in a container)
+ * @param scanIntervalMs how often the globs are scanned for new, renamed and changed files; open
+ *     files are read every {@code poll_interval_ms}. Scanning thousands of paths is the costly part
+ *     of a round, so it runs less often; 0 scans every round
  * @param deadLetterMaxBytes bytes kept under {@code state_dir/dead-letters/} of records the broker
  *     rejected for good (too large, not authorized); beyond it they are only counted
  */
@@ -53,7 +56,8 @@ public record AgentSettings(
     Boolean keepRaw,
     Long closeInactiveMs,
     String procDir,
-    Long deadLetterMaxBytes)
+    Long deadLetterMaxBytes,
+    Long scanIntervalMs)
     implements Validated {
 
   public AgentSettings {
@@ -76,12 +80,13 @@ public record AgentSettings(
     closeInactiveMs = closeInactiveMs == null ? 300_000L : closeInactiveMs;
     procDir = procDir == null ? "/proc" : procDir;
     deadLetterMaxBytes = deadLetterMaxBytes == null ? 64L << 20 : deadLetterMaxBytes;
+    scanIntervalMs = scanIntervalMs == null ? 1000L : scanIntervalMs;
   }
 
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null, null, null);
+        null, null, null, null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -105,7 +110,8 @@ public record AgentSettings(
         keepRaw,
         closeInactiveMs,
         procDir,
-        deadLetterMaxBytes);
+        deadLetterMaxBytes,
+        scanIntervalMs);
   }
 
   /** The same settings with other sampling and HTTP settings (tests and local mode). */
@@ -130,7 +136,8 @@ public record AgentSettings(
         keepRaw,
         closeInactiveMs,
         procDir,
-        deadLetterMaxBytes);
+        deadLetterMaxBytes,
+        scanIntervalMs);
   }
 
   /** The same settings with other file-closing and proc settings (tests). */
@@ -155,7 +162,34 @@ public record AgentSettings(
         keepRaw,
         closeInactive,
         proc,
-        deadLetterMaxBytes);
+        deadLetterMaxBytes,
+        scanIntervalMs);
+  }
+
+  /** The same settings scanning the globs every {@code ms} (0: every round; tests). */
+  public AgentSettings withScanInterval(long ms) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        ms);
   }
 
   @Override
@@ -179,6 +213,7 @@ public record AgentSettings(
         path + "spool_max_bytes",
         "must hold at least two segments (spool_segment_bytes >= 64 KiB)");
     Validated.require(closeInactiveMs >= 1000, path + "close_inactive_ms", "must be at least 1000");
+    Validated.require(scanIntervalMs >= 0, path + "scan_interval_ms", "must not be negative");
     Validated.require(
         deadLetterMaxBytes >= 0, path + "dead_letter_max_bytes", "must not be negative");
     Validated.require(

@@ -43,7 +43,8 @@ class AgentFaultsIT {
       KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
       AgentSettings s =
           AgentSettings.defaults()
-              .with(kafka, List.of(logs + "/**"), dir.resolve("state").toString());
+              .with(kafka, List.of(logs + "/**"), dir.resolve("state").toString())
+              .withScanInterval(0); // each pollOnce scans: the test drives the rounds
       try (Shipper shipper = new Shipper(kafka);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
         Files.writeString(logs.resolve("train.log"), "step 1\n");

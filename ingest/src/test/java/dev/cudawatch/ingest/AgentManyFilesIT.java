@@ -91,6 +91,7 @@ class AgentManyFilesIT {
         assertEquals(0, health.path("open_files").asInt(), "no descriptor held for idle files");
 
         long idle = System.nanoTime();
+        long cpuAtIdle = cpuTicks(agent.pid());
         // a new job fails
         Path fresh = Files.createDirectories(logs.resolve("job-new")).resolve("rank-0.log");
         Files.writeString(
@@ -120,6 +121,8 @@ class AgentManyFilesIT {
         assertEquals(
             FILES * LINES + 3, got.stream().map(LogRecord::id).distinct().count(), "nothing twice");
 
+        double idleCores =
+            (cpuTicks(agent.pid()) - cpuAtIdle) / 100.0 / ((System.nanoTime() - idle) / 1e9);
         assertTrue(agent.isAlive(), "the agent runs at -Xmx64m");
         assertEquals("ok", health(port).path("status").asText());
         String out = Files.readString(dir.resolve("agent.out"));
@@ -135,6 +138,7 @@ class AgentManyFilesIT {
                     (read - t0) / 1_000_000,
                     (idle - read) / 1_000_000,
                     (failure - idle) / 1_000_000)
+                + String.format("; %.3f cores while the files were idle", idleCores)
                 + "; metrics: "
                 + metric(port, "cudawatch_agent_files_closed_inactive_total"));
       } finally {
@@ -178,6 +182,13 @@ class AgentManyFilesIT {
                 HttpResponse.BodyHandlers.ofString())
             .body();
     return body.lines().filter(l -> l.startsWith(name)).findFirst().orElse(name + " missing");
+  }
+
+  /** User plus system CPU time of a process, in clock ticks (1/100 s on Linux). */
+  private static long cpuTicks(long pid) throws Exception {
+    String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Long.parseLong(f[11]) + Long.parseLong(f[12]);
   }
 
   private static String vmHwm(long pid) {

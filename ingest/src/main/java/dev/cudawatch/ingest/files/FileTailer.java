@@ -48,6 +48,9 @@ public final class FileTailer implements AutoCloseable {
   private final int maxLineBytes;
   private final long readBudget;
   private final long closeInactiveMs;
+  private final long scanIntervalMs;
+  private long lastScan;
+  private boolean scanSoon;
   private final LongSupplier nowMs;
   private final RefusedPaths refused = new RefusedPaths();
   private final ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
@@ -69,11 +72,14 @@ public final class FileTailer implements AutoCloseable {
         maxLineBytes,
         readBudget,
         Long.MAX_VALUE,
+        0,
         () -> System.nanoTime() / 1_000_000);
   }
 
   /**
    * @param closeInactiveMs close a file that has not grown for this long
+   * @param scanIntervalMs look for new, renamed and changed files at most this often (open files
+   *     are read every round): a scan of thousands of paths is the costly part of a round
    * @param nowMs the monotonic clock, in milliseconds (injected so tests need not wait)
    */
   public FileTailer(
@@ -82,7 +88,9 @@ public final class FileTailer implements AutoCloseable {
       int maxLineBytes,
       long readBudget,
       long closeInactiveMs,
+      long scanIntervalMs,
       LongSupplier nowMs) {
+    this.scanIntervalMs = scanIntervalMs;
     for (String g : globs) {
       scanners.add(new GlobScanner(g, refused));
     }
@@ -95,11 +103,24 @@ public final class FileTailer implements AutoCloseable {
     this.nowMs = nowMs;
   }
 
-  /** One round: follow renames, drain what left, pick up new files, read. Returns bytes read. */
+  /**
+   * One round: read what open files gained; when a scan is due, also follow renames, drain what
+   * left, wake idle files that changed and pick up new files. Returns bytes read.
+   */
   public long poll(LineSink sink) {
     long now = nowMs.getAsLong();
+    long total = retireAcknowledged(sink, now);
+    if (first || scanSoon || now - lastScan >= scanIntervalMs || now < lastScan) {
+      lastScan = now;
+      scanSoon = false;
+      total += scan(sink, now);
+    }
+    return total + readOpen(sink, now);
+  }
+
+  /** Looks at the globs: renames, deletions, truncations, idle files that changed, new files. */
+  private long scan(LineSink sink, long now) {
     long total = 0;
-    total += retireAcknowledged(sink, now);
     Map<String, Path> present = new LinkedHashMap<>(); // identity -> path, of matching files now
     Map<String, Long> sizes = new HashMap<>();
     for (GlobScanner s : scanners) {
@@ -162,9 +183,19 @@ public final class FileTailer implements AutoCloseable {
         }
       }
     }
+    return total;
+  }
+
+  /** Reads what the open files gained, and closes those idle for close_inactive. */
+  private long readOpen(LineSink sink, long now) {
+    long total = 0;
     for (Iterator<TailedFile> it = tracked.values().iterator(); it.hasNext(); ) {
       TailedFile f = it.next();
       try {
+        if (f.size() < f.readPosition()) {
+          scanSoon = true; // truncated: the scan starts it anew and finds its copy; read nothing
+          continue;
+        }
         if (f.rewindIfFailed(now, REWIND_BACKOFF_MS)) {
           rewinds.incrementAndGet();
         }

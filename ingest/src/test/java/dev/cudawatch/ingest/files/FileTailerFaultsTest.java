@@ -32,7 +32,7 @@ class FileTailerFaultsTest {
       };
 
   private FileTailer tailer(String glob) {
-    return new FileTailer(List.of(glob), Map.of(), 64 * 1024, 1 << 20, IDLE_MS, now::get);
+    return new FileTailer(List.of(glob), Map.of(), 64 * 1024, 1 << 20, IDLE_MS, 0, now::get);
   }
 
   @Test
