@@ -83,16 +83,21 @@ public final class AgentRuntime implements AutoCloseable {
     start(agent, "files", false);
     Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
-      kernel =
-          new KernelLogSource(
-              Path.of(settings.kernelLog()),
-              BootInfo.read(Path.of(settings.procDir())),
-              Path.of(settings.stateDir(), "kernel"),
-              settings.host(),
-              pci,
-              this::stream,
-              clock);
-      start(kernel, "kmsg", false);
+      try {
+        kernel =
+            new KernelLogSource(
+                Path.of(settings.kernelLog()),
+                BootInfo.read(Path.of(settings.procDir())),
+                Path.of(settings.stateDir(), "kernel"),
+                settings.host(),
+                pci,
+                this::stream,
+                clock);
+        start(kernel, "kmsg", false);
+      } catch (IOException e) {
+        // without the boot id kernel records cannot be named: the rest of the agent still runs
+        health.died("kmsg", "cannot read the boot id under " + settings.procDir() + ": " + e);
+      }
     } else if (settings.kernelLog() != null) {
       agent.followKernelLog(Path.of(settings.kernelLog()), pci);
     }

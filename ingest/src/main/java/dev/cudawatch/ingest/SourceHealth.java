@@ -44,7 +44,8 @@ final class SourceHealth {
     }
   }
 
-  private void died(String name, String why) {
+  /** Marks a source dead (also one that could not start). */
+  void died(String name, String why) {
     dead.put(name, why);
     LOG.error("agent source {} died: {}", name, why);
   }
