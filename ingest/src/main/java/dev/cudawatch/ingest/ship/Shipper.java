@@ -64,6 +64,16 @@ public final class Shipper implements AutoCloseable {
         Integer.MAX_VALUE); // retry while the broker is away
     p.putIfAbsent(
         ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE); // back-pressure unless configured
+    // A batch the broker refuses as too large is split and retried by the producer, and with
+    // idempotence and several batches in flight that can wedge it in OUT_OF_ORDER_SEQUENCE retries
+    // forever (seen with Kafka 4.2). So nothing may reach the broker larger than max.request.size
+    // (set it to the topic's max.message.bytes when that is smaller than 1 MiB): a larger record is
+    // refused by the producer itself, before it is sequenced, and goes to the dead letters.
+    int maxRequest =
+        Integer.parseInt(
+            String.valueOf(p.getOrDefault(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1 << 20)));
+    int batch = Integer.parseInt(String.valueOf(p.get(ProducerConfig.BATCH_SIZE_CONFIG)));
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, Math.min(batch, maxRequest));
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
