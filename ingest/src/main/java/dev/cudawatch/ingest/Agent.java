@@ -60,7 +60,10 @@ public final class Agent implements Runnable, AutoCloseable {
             settings.files(),
             positions.load(),
             settings.maxLineBytes(),
-            settings.readBudgetBytes());
+            settings.readBudgetBytes(),
+            settings.closeInactiveMs(),
+            settings.scanIntervalMs(),
+            () -> System.nanoTime() / 1_000_000);
   }
 
   /** Follows a kernel log file (dmesg or journal export) too, keeping its NVRM and OOM lines. */
@@ -102,14 +105,14 @@ public final class Agent implements Runnable, AutoCloseable {
     }
   }
 
-  private void shipKernel(TailedFile f, FramedLine l, Runnable onAck) {
+  private void shipKernel(TailedFile f, FramedLine l, Runnable onAck, Runnable onFailure) {
     if (!dev.cudawatch.ingest.streams.KernelLogSource.relevant(l.text())) {
       onAck.run(); // nothing to ship: the position may pass it
       return;
     }
     LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.KERNEL, "kmsg");
     Integer gpu = dev.cudawatch.ingest.streams.PciMap.gpuOf(l.text(), pciToGpu);
-    shipper.send(gpu == null ? r : withGpu(r, gpu), onAck);
+    shipper.send(gpu == null ? r : withGpu(r, gpu), onAck, onFailure);
   }
 
   private static LogRecord withGpu(LogRecord r, int gpu) {
@@ -133,12 +136,13 @@ public final class Agent implements Runnable, AutoCloseable {
         r.raw());
   }
 
-  private void ship(TailedFile f, FramedLine l, Runnable onAck) {
+  private void ship(TailedFile f, FramedLine l, Runnable onAck, Runnable onFailure) {
     linesRead.incrementAndGet();
     if (l.truncated()) {
       truncatedLines.incrementAndGet();
     }
-    shipper.send(record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file"), onAck);
+    shipper.send(
+        record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file"), onAck, onFailure);
   }
 
   private LogRecord record(
@@ -177,7 +181,10 @@ public final class Agent implements Runnable, AutoCloseable {
   public long replay(Path dir) throws IOException {
     List<Path> files;
     try (Stream<Path> s = Files.list(dir)) {
-      files = s.filter(Files::isRegularFile).sorted().toList();
+      files =
+          s.filter(f -> Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+              .sorted()
+              .toList();
     }
     long n = 0;
     for (Path p : files) {
@@ -200,7 +207,7 @@ public final class Agent implements Runnable, AutoCloseable {
     java.util.function.Consumer<FramedLine> sink =
         l -> {
           if (l.start() == 0 && name.endsWith(".csv") && NvidiaSmiCsv.isHeader(l.text())) {
-            csv[0] = NvidiaSmiCsv.fromHeader(l.text()).orElse(null);
+            csv[0] = NvidiaSmiCsv.fromHeader(l.text(), clock.getZone()).orElse(null);
             return;
           }
           if (csv[0] != null) {

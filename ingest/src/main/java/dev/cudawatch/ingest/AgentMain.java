@@ -44,7 +44,8 @@ public final class AgentMain implements Callable<Integer> {
     }
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch closed = new CountDownLatch(1);
-    try (AgentRuntime runtime = new AgentRuntime(s, Clock.systemUTC())) {
+    // the node's zone rides on the clock: nvidia-smi prints local times without one
+    try (AgentRuntime runtime = new AgentRuntime(s, Clock.systemDefaultZone())) {
       if (replay != null) {
         System.err.println(
             "cudawatch agent: replayed "

@@ -6,6 +6,7 @@ import dev.cudawatch.ingest.spool.DiskSpool;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
@@ -63,10 +64,50 @@ public final class AgentMetrics {
         .labelNames("reason")
         .callback(
             cb -> {
-              cb.call(shipper.dropped(), "too_large");
+              cb.call(shipper.dropped(), "rejected");
               cb.call(spool == null ? 0 : spool.dropped(), "spool_full");
+              cb.call(spool == null ? 0 : spool.tornRecords(), "spool_torn");
             })
         .register(registry);
+    counter(
+        "cudawatch_agent_spool_torn_bytes_total",
+        "Bytes of incomplete records skipped at the end of spool segments (crash, full disk)",
+        () -> spool == null ? 0 : spool.tornBytes());
+    counter(
+        "cudawatch_agent_spool_cursor_resets_total",
+        "Unreadable spool cursors: the spool was read again from its oldest segment",
+        () -> spool == null ? 0 : spool.cursorResets());
+    counter(
+        "cudawatch_agent_files_closed_inactive_total",
+        "Files closed after close_inactive_ms without growth (reopened when they grow)",
+        t::closedInactive);
+    counter(
+        "cudawatch_agent_files_refused_total",
+        "Links, pipes and devices matching a glob that were not read (each path once)",
+        t::refused);
+    counter(
+        "cudawatch_agent_file_rewinds_total",
+        "Files read again from their acknowledged position after a line failed",
+        t::rewinds);
+    GaugeWithCallback.builder()
+        .name("cudawatch_agent_idle_files")
+        .help("Files closed while idle, kept as a position only")
+        .callback(cb -> cb.call(t.idleFiles()))
+        .register(registry);
+    if (shipper.deadLetters() != null) {
+      CounterWithCallback.builder()
+          .name("cudawatch_agent_dead_letters_total")
+          .help("Records the broker rejected for good, kept under state_dir/dead-letters/")
+          .labelNames("reason")
+          .callback(
+              cb -> {
+                for (String r : List.of("too_large", "not_authorized", "invalid")) {
+                  var n = shipper.deadLetters().counts().get(r);
+                  cb.call(n == null ? 0 : n.get(), r);
+                }
+              })
+          .register(registry);
+    }
     GaugeWithCallback.builder()
         .name("cudawatch_agent_spool_bytes")
         .help("Bytes waiting in the disk spool")
@@ -103,6 +144,19 @@ public final class AgentMetrics {
         .help("Mean time from send to broker acknowledgement")
         .callback(
             cb -> cb.call(shipper.sent() == 0 ? 0 : shipper.latencyNanos() / 1e9 / shipper.sent()))
+        .register(registry);
+  }
+
+  /** The runtime's own: records lost to spool write errors, and health. */
+  void register(AgentRuntime runtime) {
+    counter(
+        "cudawatch_agent_spool_write_errors_total",
+        "Records of stream sources lost because the spool could not be written",
+        runtime::spoolErrors);
+    GaugeWithCallback.builder()
+        .name("cudawatch_agent_healthy")
+        .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
+        .callback(cb -> cb.call(runtime.problems().isEmpty() ? 1 : 0))
         .register(registry);
   }
 

@@ -1,9 +1,12 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.common.io.AtomicFiles;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.ingest.ship.DeadLetters;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import dev.cudawatch.ingest.spool.SpoolForwarder;
+import dev.cudawatch.ingest.streams.BootInfo;
 import dev.cudawatch.ingest.streams.GpuMemorySampler;
 import dev.cudawatch.ingest.streams.KernelLogSource;
 import dev.cudawatch.ingest.streams.PciMap;
@@ -18,15 +21,18 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The agent process: the file follower, plus the stream sources (stdin, the kernel log, GPU memory
- * samples) that go through the disk spool, the spool's forwarder, and /metrics + /healthz.
+ * samples) that go through the disk spool, the spool's forwarder, and /metrics + /healthz. The
+ * node's time zone is the clock's ({@code AgentMain} passes the system's): nvidia-smi prints local
+ * times without a zone. {@code /healthz} answers 503, naming the source, while a source thread has
+ * died or the spool cannot be written.
  */
 public final class AgentRuntime implements AutoCloseable {
   private final AgentSettings settings;
@@ -38,8 +44,9 @@ public final class AgentRuntime implements AutoCloseable {
   private final SpoolForwarder forwarder;
   private final FileChannel lockChannel;
   private final FileLock lock;
-  private final List<Thread> threads = new ArrayList<>();
+  private final SourceHealth health = new SourceHealth();
   private final AtomicLong streamLines = new AtomicLong();
+  private final AtomicLong spoolErrors = new AtomicLong();
   private KernelLogSource kernel;
   private GpuMemorySampler sampler;
   private HTTPServer http;
@@ -47,16 +54,21 @@ public final class AgentRuntime implements AutoCloseable {
   public AgentRuntime(AgentSettings settings, Clock clock) throws IOException {
     this.settings = settings;
     this.clock = clock;
-    Path state = Files.createDirectories(Path.of(settings.stateDir()));
+    Path state = AtomicFiles.createPrivateDirectories(Path.of(settings.stateDir()));
     lockChannel =
         FileChannel.open(
-            state.resolve("agent.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            state.resolve("agent.lock"),
+            java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     lock = lockChannel.tryLock();
     if (lock == null) {
       lockChannel.close();
       throw new IOException("another agent uses " + state + " (state_dir must be one per agent)");
     }
-    shipper = new Shipper(settings.kafka());
+    shipper =
+        new Shipper(
+            settings.kafka(),
+            new DeadLetters(state.resolve("dead-letters"), settings.deadLetterMaxBytes(), clock));
     agent = new Agent(settings, shipper, clock);
     spool =
         new DiskSpool(
@@ -66,15 +78,26 @@ public final class AgentRuntime implements AutoCloseable {
   }
 
   public void start(boolean stdin) throws IOException {
-    start(forwarder, "cudawatch-spool");
+    start(forwarder, "spool", false);
     adoptRunSpools();
-    start(agent, "cudawatch-files");
+    start(agent, "files", false);
     Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
-    if ("/dev/kmsg".equals(settings.kernelLog())) {
-      kernel =
-          new KernelLogSource(
-              Path.of(settings.kernelLog()), settings.host(), pci, this::stream, clock);
-      start(kernel, "cudawatch-kmsg");
+    if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
+      try {
+        kernel =
+            new KernelLogSource(
+                Path.of(settings.kernelLog()),
+                BootInfo.read(Path.of(settings.procDir())),
+                Path.of(settings.stateDir(), "kernel"),
+                settings.host(),
+                pci,
+                this::stream,
+                clock);
+        start(kernel, "kmsg", false);
+      } catch (IOException e) {
+        // without the boot id kernel records cannot be named: the rest of the agent still runs
+        health.died("kmsg", "cannot read the boot id under " + settings.procDir() + ": " + e);
+      }
     } else if (settings.kernelLog() != null) {
       agent.followKernelLog(Path.of(settings.kernelLog()), pci);
     }
@@ -85,14 +108,16 @@ public final class AgentRuntime implements AutoCloseable {
               settings.gpuSampleIntervalMs(),
               settings.host(),
               this::stream,
-              clock);
-      start(sampler, "cudawatch-nvidia-smi");
+              clock,
+              clock.getZone());
+      start(sampler, "nvidia-smi", false);
     }
     if (stdin) {
-      start(pump(System.in, "stdin"), "cudawatch-stdin");
+      start(pump(System.in, "stdin"), "stdin", true);
     }
     if (settings.httpPort() >= 0) {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
+      metrics.register(this);
       http =
           HTTPServer.builder()
               .hostname(settings.httpHost())
@@ -100,21 +125,53 @@ public final class AgentRuntime implements AutoCloseable {
               .registry(metrics.registry())
               .defaultHandler(
                   ex -> {
-                    byte[] b =
-                        ("{\"status\":\"ok\",\"open_files\":"
-                                + agent.tailer().openFiles()
-                                + ",\"spool_bytes\":"
-                                + spool.totalBytes()
-                                + "}")
-                            .getBytes(StandardCharsets.UTF_8);
+                    boolean health = ex.getRequestURI().getPath().equals("/healthz");
+                    Map<String, String> problems = problems();
+                    byte[] b = healthJson(problems).getBytes(StandardCharsets.UTF_8);
                     ex.getResponseHeaders().set("Content-Type", "application/json");
                     ex.sendResponseHeaders(
-                        ex.getRequestURI().getPath().equals("/healthz") ? 200 : 404, b.length);
+                        !health ? 404 : problems.isEmpty() ? 200 : 503, b.length);
                     ex.getResponseBody().write(b);
                     ex.close();
                   })
               .buildAndStart();
     }
+  }
+
+  /**
+   * {@code /dev/kmsg}, or a pipe, device or file named {@code kmsg} in its record format; any other
+   * kernel log (a dmesg or journal file) is followed as a file.
+   */
+  static boolean isKmsg(Path p) {
+    if (p.getFileName() != null && p.getFileName().toString().equals("kmsg")) {
+      return true;
+    }
+    try {
+      return Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class).isOther();
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** What makes the agent unhealthy now, by source; empty when it is healthy. */
+  public Map<String, String> problems() {
+    Map<String, String> out = new java.util.TreeMap<>(health.deadSources());
+    String spoolError = spool.writeError();
+    if (spoolError != null) {
+      out.put("spool", "cannot write: " + spoolError);
+    }
+    return out;
+  }
+
+  private String healthJson(Map<String, String> problems) {
+    var n = dev.cudawatch.common.wire.WireJson.mapper().createObjectNode();
+    n.put("status", problems.isEmpty() ? "ok" : "unhealthy");
+    var p = n.putObject("problems");
+    problems.forEach(p::put);
+    n.put("open_files", agent.tailer().openFiles());
+    n.put("idle_files", agent.tailer().idleFiles());
+    n.put("spool_bytes", spool.totalBytes());
+    return n.toString();
   }
 
   /**
@@ -126,7 +183,7 @@ public final class AgentRuntime implements AutoCloseable {
     for (Path dir : dirs) {
       DiskSpool left = new DiskSpool(dir, settings.spoolMaxBytes(), settings.spoolSegmentBytes());
       SpoolForwarder f = new SpoolForwarder(left, shipper, 20_000);
-      start(f, "cudawatch-spool-" + dir.getFileName());
+      start(f, "spool-" + dir.getFileName(), false);
       start(
           () -> {
             try {
@@ -143,7 +200,8 @@ public final class AgentRuntime implements AutoCloseable {
               Thread.currentThread().interrupt();
             }
           },
-          "cudawatch-spool-reaper");
+          "spool-reaper-" + dir.getFileName(),
+          true);
     }
   }
 
@@ -165,16 +223,30 @@ public final class AgentRuntime implements AutoCloseable {
         this::stream);
   }
 
+  /**
+   * Spools a record of a stream source. A spool that cannot be written (a full disk) loses the
+   * record, counted, and makes /healthz unhealthy; the source thread keeps running.
+   */
   private void stream(LogRecord r) {
     streamLines.incrementAndGet();
-    spooled.write(r);
+    try {
+      spooled.write(r);
+    } catch (RuntimeException e) {
+      spoolErrors.incrementAndGet();
+    }
   }
 
-  private void start(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    t.start();
-    threads.add(t);
+  /** Records of stream sources lost because the spool could not be written. */
+  public long spoolErrors() {
+    return spoolErrors.get();
+  }
+
+  public KernelLogSource kernelSource() {
+    return kernel;
+  }
+
+  private void start(Runnable r, String name, boolean mayFinish) {
+    health.start(name, r, mayFinish);
   }
 
   public int httpPort() {
@@ -191,21 +263,44 @@ public final class AgentRuntime implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    health.stopping();
     if (kernel != null) {
       kernel.stop();
     }
     if (sampler != null) {
       sampler.stop();
     }
-    spooled.sync();
-    agent.close();
-    forwarder.close();
-    shipper.close();
-    spool.close();
-    if (http != null) {
-      http.close();
+    // every step runs even if one fails (a full disk fails the checkpoint): the broker connection,
+    // the port and the lock are released; the first failure is reported
+    IOException first = null;
+    for (Closer c :
+        List.<Closer>of(
+            spooled::sync,
+            agent::close,
+            forwarder::close,
+            shipper::close,
+            spool::close,
+            () -> {
+              if (http != null) {
+                http.close();
+              }
+            },
+            lock::release,
+            lockChannel::close)) {
+      try {
+        c.close();
+      } catch (IOException | RuntimeException e) {
+        if (first == null) {
+          first = e instanceof IOException io ? io : new IOException(e);
+        }
+      }
     }
-    lock.release();
-    lockChannel.close();
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  private interface Closer {
+    void close() throws IOException;
   }
 }

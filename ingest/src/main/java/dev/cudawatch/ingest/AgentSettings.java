@@ -26,6 +26,15 @@ import java.util.List;
  * @param httpHost address of the agent's /metrics and /healthz
  * @param httpPort port of /metrics and /healthz; -1 turns them off
  * @param keepRaw ship the text of lines as written, beside the text without terminal escapes
+ * @param closeInactiveMs a followed file that has not grown for this long is closed (its position
+ *     kept) and opened again when it grows, so finished job logs hold no descriptor or buffer
+ * @param procDir where the node's proc file system is mounted: the boot id and boot time of kernel
+ *     records come from it ({@code /proc}; {@code /host/proc} in a container)
+ * @param scanIntervalMs how often the globs are scanned for new, renamed and changed files; open
+ *     files are read every {@code poll_interval_ms}. Scanning thousands of paths is the costly part
+ *     of a round, so it runs less often; 0 scans every round
+ * @param deadLetterMaxBytes bytes kept under {@code state_dir/dead-letters/} of records the broker
+ *     rejected for good (too large, not authorized); beyond it they are only counted
  * @param runSpoolRoot where {@code cudawatch run} spools what it could not ship ({@code
  *     ROOT/cudawatch-run-USER/RUN-ID/}) and where the agent ships it from; {@code /var/tmp}
  */
@@ -47,6 +56,10 @@ public record AgentSettings(
     String httpHost,
     Integer httpPort,
     Boolean keepRaw,
+    Long closeInactiveMs,
+    String procDir,
+    Long deadLetterMaxBytes,
+    Long scanIntervalMs,
     String runSpoolRoot)
     implements Validated {
 
@@ -67,6 +80,10 @@ public record AgentSettings(
     httpHost = httpHost == null ? "127.0.0.1" : httpHost;
     httpPort = httpPort == null ? 9401 : httpPort;
     keepRaw = keepRaw == null ? Boolean.FALSE : keepRaw;
+    closeInactiveMs = closeInactiveMs == null ? 300_000L : closeInactiveMs;
+    procDir = procDir == null ? "/proc" : procDir;
+    deadLetterMaxBytes = deadLetterMaxBytes == null ? 64L << 20 : deadLetterMaxBytes;
+    scanIntervalMs = scanIntervalMs == null ? 1000L : scanIntervalMs;
     runSpoolRoot =
         runSpoolRoot == null ? dev.cudawatch.ingest.run.RunSpools.DEFAULT_ROOT : runSpoolRoot;
   }
@@ -74,7 +91,7 @@ public record AgentSettings(
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null);
+        null, null, null, null, null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -96,6 +113,10 @@ public record AgentSettings(
         httpHost,
         httpPort,
         keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
         runSpoolRoot);
   }
 
@@ -119,6 +140,64 @@ public record AgentSettings(
         httpHost,
         port,
         keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
+        runSpoolRoot);
+  }
+
+  /** The same settings with other file-closing and proc settings (tests). */
+  public AgentSettings withNode(long closeInactive, String proc) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactive,
+        proc,
+        deadLetterMaxBytes,
+        scanIntervalMs,
+        runSpoolRoot);
+  }
+
+  /** The same settings scanning the globs every {@code ms} (0: every round; tests). */
+  public AgentSettings withScanInterval(long ms) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        ms,
         runSpoolRoot);
   }
 
@@ -142,6 +221,10 @@ public record AgentSettings(
         httpHost,
         httpPort,
         keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
         root);
   }
 
@@ -165,6 +248,10 @@ public record AgentSettings(
         spoolSegmentBytes >= 1 << 16 && spoolMaxBytes >= 2 * spoolSegmentBytes,
         path + "spool_max_bytes",
         "must hold at least two segments (spool_segment_bytes >= 64 KiB)");
+    Validated.require(closeInactiveMs >= 1000, path + "close_inactive_ms", "must be at least 1000");
+    Validated.require(scanIntervalMs >= 0, path + "scan_interval_ms", "must not be negative");
+    Validated.require(
+        deadLetterMaxBytes >= 0, path + "dead_letter_max_bytes", "must not be negative");
     Validated.require(
         httpPort >= -1 && httpPort <= 65535, path + "http_port", "must be -1 (off) or 0..65535");
   }

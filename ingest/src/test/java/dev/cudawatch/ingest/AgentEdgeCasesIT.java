@@ -39,7 +39,8 @@ class AgentEdgeCasesIT {
       boolean canDeny = !Files.isReadable(locked); // root reads everything
       AgentSettings s =
           AgentSettings.defaults()
-              .with(kafka, List.of(logs + "/**.log"), dir.resolve("state").toString());
+              .with(kafka, List.of(logs + "/**.log"), dir.resolve("state").toString())
+              .withScanInterval(0); // each pollOnce scans: the test drives the rounds
       try (Shipper shipper = new Shipper(kafka);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
         try (OutputStream o = Files.newOutputStream(logs.resolve("big.log"))) {

@@ -7,8 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.ingest.spool.DiskSpool;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -70,6 +75,81 @@ class DiskSpoolTest {
       assertArrayEquals(b("b"), s.poll(0).bytes());
       s.rewind();
       assertArrayEquals(b("b"), s.poll(0).bytes());
+    }
+  }
+
+  @Test
+  void aTornRecordAtTheEndOfASegmentIsSkippedCountedAndReadingGoesOn() throws Exception {
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      for (int i = 0; i < 10; i++) {
+        s.append(b("record-" + i));
+      }
+    }
+    Path seg = segments().get(0);
+    long size = Files.size(seg);
+    try (FileChannel c = FileChannel.open(seg, StandardOpenOption.WRITE)) {
+      c.truncate(size - 3); // a crash cut the last record short
+    }
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      for (int i = 0; i < 9; i++) {
+        assertArrayEquals(b("record-" + i), s.poll(0).bytes());
+      }
+      s.append(b("after the crash"));
+      // before: the reader waited for the torn record to complete, forever
+      assertArrayEquals(b("after the crash"), s.poll(0).bytes());
+      assertEquals(1, s.tornRecords());
+      assertEquals(4 + "record-9".length() - 3, s.tornBytes());
+    }
+  }
+
+  @Test
+  void aCorruptCursorOrStrayFilesDoNotStopTheSpool() throws Exception {
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      s.append(b("a"));
+      s.append(b("b"));
+      DiskSpool.Entry a = s.poll(0);
+      s.commit(a.seq(), a.offsetAfter());
+    }
+    for (String junk : List.of("12 abc\n", "", "-4 7", "99999999999999999999999 1", "1 999999")) {
+      Files.writeString(dir.resolve("cursor"), junk);
+      Files.writeString(dir.resolve("notes.seg"), "not a segment");
+      Files.writeString(dir.resolve(".cursor.123.tmp"), "left by a crash");
+      try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+        assertEquals(1, s.cursorResets(), "'" + junk + "' is counted");
+        assertArrayEquals(b("a"), s.poll(0).bytes(), "read again from the start: nothing lost");
+        assertArrayEquals(b("b"), s.poll(0).bytes());
+      }
+      assertFalse(Files.exists(dir.resolve(".cursor.123.tmp")));
+    }
+  }
+
+  @Test
+  void theSpoolIsPrivateToItsOwner() throws Exception {
+    Path spool = dir.resolve("state/spool");
+    try (DiskSpool s = new DiskSpool(spool, 1 << 20, 1 << 16)) {
+      s.append(b("job output"));
+      DiskSpool.Entry e = s.poll(0);
+      s.commit(e.seq(), e.offsetAfter());
+    }
+    assertEquals("rwx------", mode(spool));
+    assertEquals("rwx------", mode(dir.resolve("state")));
+    assertEquals("rw-------", mode(spool.resolve("cursor")));
+    for (Path seg : segmentsIn(spool)) {
+      assertEquals("rw-------", mode(seg));
+    }
+  }
+
+  private static String mode(Path p) throws Exception {
+    return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+  }
+
+  private List<Path> segments() throws Exception {
+    return segmentsIn(dir);
+  }
+
+  private static List<Path> segmentsIn(Path d) throws Exception {
+    try (var s = Files.list(d)) {
+      return s.filter(p -> p.getFileName().toString().matches("\\d+\\.seg")).sorted().toList();
     }
   }
 }

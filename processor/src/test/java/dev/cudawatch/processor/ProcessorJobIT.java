@@ -157,7 +157,7 @@ class ProcessorJobIT {
     List<String> rows =
         Files.readAllLines(
             Path.of("../diagnosis/src/test/resources/golden/nvidia_smi_during_leak.csv"));
-    NvidiaSmiCsv csv = NvidiaSmiCsv.fromHeader(rows.get(0)).orElseThrow();
+    NvidiaSmiCsv csv = NvidiaSmiCsv.fromHeader(rows.get(0), java.time.ZoneOffset.UTC).orElseThrow();
     long fullAt = Long.MAX_VALUE;
     List<LogRecord> records = new ArrayList<>();
     long offset = 0;

@@ -1,9 +1,13 @@
 package dev.cudawatch.common.gpu;
 
+import java.time.Instant;
 import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.time.temporal.TemporalAccessor;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -12,21 +16,28 @@ import java.util.Optional;
 /**
  * Parses rows of {@code nvidia-smi --query-gpu=... --format=csv}: with a header (any column order,
  * units in the values or the header) or without one (the agent's {@link GpuMemoryQuery#QUERY}).
+ *
+ * <p>nvidia-smi prints its timestamp in the node's local time with no zone ({@code 09:58} in New
+ * York is {@code 14:58} UTC), so a parser is made for the zone the rows were written in. Rows the
+ * agent ships carry their offset ({@code 2026/11/22 14:58:50.279Z}, {@link #toAgentRow}), and an
+ * offset in a row always wins over the parser's zone.
  */
 public final class NvidiaSmiCsv {
   private static final DateTimeFormatter TS =
-      DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss[.SSS]");
+      DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss[.SSS][XXX]");
   private static final DateTimeFormatter TS_OUT =
-      DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss.SSS");
+      DateTimeFormatter.ofPattern("yyyy/MM/dd HH:mm:ss.SSSXXX");
 
   private final int timestamp;
   private final int index;
   private final int pci;
   private final int used;
   private final int total;
+  private final ZoneId zone;
   private long rows;
 
-  private NvidiaSmiCsv(int timestamp, int index, int pci, int used, int total) {
+  private NvidiaSmiCsv(int timestamp, int index, int pci, int used, int total, ZoneId zone) {
+    this.zone = zone;
     this.timestamp = timestamp;
     this.index = index;
     this.pci = pci;
@@ -34,9 +45,17 @@ public final class NvidiaSmiCsv {
     this.total = total;
   }
 
-  /** The agent's headerless rows. */
+  /**
+   * The agent's headerless rows as shipped: they carry their offset; a row without one (from an
+   * agent before offsets were added) is read as UTC, as it was then.
+   */
   public static NvidiaSmiCsv agentFormat() {
-    return fromColumns(Arrays.asList(GpuMemoryQuery.QUERY.split(","))).orElseThrow();
+    return agentFormat(ZoneOffset.UTC);
+  }
+
+  /** The sampler's headerless rows, as nvidia-smi prints them on a node in {@code zone}. */
+  public static NvidiaSmiCsv agentFormat(ZoneId zone) {
+    return fromColumns(Arrays.asList(GpuMemoryQuery.QUERY.split(",")), zone).orElseThrow();
   }
 
   /** True when a line is an nvidia-smi CSV header with memory columns. */
@@ -44,11 +63,15 @@ public final class NvidiaSmiCsv {
     return line.contains("memory.used") && line.contains("memory.total") && line.contains(",");
   }
 
-  public static Optional<NvidiaSmiCsv> fromHeader(String header) {
-    return fromColumns(Arrays.asList(header.split(",")));
+  /**
+   * A parser for the rows under {@code header}, written on a node whose local time zone is {@code
+   * zone} (nvidia-smi's timestamps carry none).
+   */
+  public static Optional<NvidiaSmiCsv> fromHeader(String header, ZoneId zone) {
+    return fromColumns(Arrays.asList(header.split(",")), zone);
   }
 
-  private static Optional<NvidiaSmiCsv> fromColumns(List<String> cols) {
+  private static Optional<NvidiaSmiCsv> fromColumns(List<String> cols, ZoneId zone) {
     int ts = -1;
     int idx = -1;
     int bus = -1;
@@ -71,7 +94,7 @@ public final class NvidiaSmiCsv {
     if (u < 0 || t < 0) {
       return Optional.empty();
     }
-    return Optional.of(new NvidiaSmiCsv(ts, idx, bus, u, t));
+    return Optional.of(new NvidiaSmiCsv(ts, idx, bus, u, t, zone));
   }
 
   /** Parses one row, or empty when it is not a sample (a header, a blank or a broken line). */
@@ -90,8 +113,7 @@ public final class NvidiaSmiCsv {
     long time = rows * 1000; // without timestamps, assume one sample a second
     if (timestamp >= 0) {
       try {
-        time =
-            LocalDateTime.parse(v[timestamp].strip(), TS).toInstant(ZoneOffset.UTC).toEpochMilli();
+        time = instant(v[timestamp].strip()).toEpochMilli();
       } catch (DateTimeParseException e) {
         return Optional.empty();
       }
@@ -108,9 +130,20 @@ public final class NvidiaSmiCsv {
         new MemorySample(time, gpu, pci >= 0 ? kernelPci(v[pci]) : null, u << 20, t << 20));
   }
 
-  /** A sample as a row of the agent's headerless format ({@link GpuMemoryQuery#QUERY}). */
+  /** A timestamp with its offset, or a local one read in this parser's zone. */
+  private Instant instant(String text) {
+    TemporalAccessor t = TS.parseBest(text, OffsetDateTime::from, LocalDateTime::from);
+    return t instanceof OffsetDateTime o
+        ? o.toInstant()
+        : ((LocalDateTime) t).atZone(zone).toInstant();
+  }
+
+  /**
+   * A sample as a row of the agent's headerless format ({@link GpuMemoryQuery#QUERY}), its time in
+   * UTC with the offset written out, so no reader has to guess the node's zone.
+   */
   public static String toAgentRow(MemorySample s) {
-    return LocalDateTime.ofInstant(java.time.Instant.ofEpochMilli(s.epochMillis()), ZoneOffset.UTC)
+    return OffsetDateTime.ofInstant(Instant.ofEpochMilli(s.epochMillis()), ZoneOffset.UTC)
             .format(TS_OUT)
         + ", "
         + s.gpu()

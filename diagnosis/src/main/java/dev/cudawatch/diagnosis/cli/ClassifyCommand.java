@@ -91,7 +91,8 @@ public final class ClassifyCommand implements Callable<Integer> {
     }
     boolean tty = System.console() != null;
     boolean useColor = color != null ? color : tty && System.getenv("NO_COLOR") == null;
-    OfflineClassifier classifier = new OfflineClassifier(catalog, Clock.systemUTC());
+    // the machine's zone: nvidia-smi CSVs carry local times with no zone
+    OfflineClassifier classifier = new OfflineClassifier(catalog, Clock.systemDefaultZone());
     Report report = json ? new JsonReport(out) : new TextReport(out, useColor);
     int status = 0;
     for (String file : files) {

@@ -19,7 +19,11 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongConsumer;
 
-/** Classifies one whole log (a file or stdin): what {@code bin/cudawatch classify} runs. */
+/**
+ * Classifies one whole log (a file or stdin): what {@code bin/cudawatch classify} runs. An
+ * nvidia-smi CSV's zone-less timestamps are read in the clock's zone (the command passes the
+ * machine's own: such files are usually read where they were written).
+ */
 public final class OfflineClassifier {
   private final Catalog catalog;
   private final Advisor advisor;
@@ -55,7 +59,7 @@ public final class OfflineClassifier {
         return out;
       }
       if (NvidiaSmiCsv.isHeader(first)) {
-        Optional<NvidiaSmiCsv> csv = NvidiaSmiCsv.fromHeader(first);
+        Optional<NvidiaSmiCsv> csv = NvidiaSmiCsv.fromHeader(first, clock.getZone());
         if (csv.isPresent()) {
           return trends(reader, csv.get(), source);
         }

@@ -20,7 +20,8 @@ class MemoryTrendDetectorTest {
             System.getProperty("golden.dir", "src/test/resources/golden"),
             "nvidia_smi_during_leak.csv");
     List<String> rows = Files.readAllLines(csv);
-    NvidiaSmiCsv parser = NvidiaSmiCsv.fromHeader(rows.get(0)).orElseThrow();
+    NvidiaSmiCsv parser =
+        NvidiaSmiCsv.fromHeader(rows.get(0), java.time.ZoneOffset.UTC).orElseThrow();
     MemoryTrendDetector d = new MemoryTrendDetector(TrendSettings.defaults());
     Optional<MemoryTrend> first = Optional.empty();
     long fullAt = Long.MAX_VALUE;

@@ -3,10 +3,9 @@ package dev.cudawatch.ingest.files;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -15,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,48 +28,107 @@ import org.slf4j.LoggerFactory;
  *   <li>a truncated or rewritten file (copytruncate, a reused inode) starts a new stream from byte
  *       0, and the copy copytruncate made, recognised by the fingerprint of its first bytes,
  *       carries on the old stream from where it was, so nothing is read twice under two ids;
+ *   <li>a file that has not grown for {@code closeInactiveMs}, with all its lines acknowledged, is
+ *       closed and kept as a position only (no descriptor, no buffer); it is opened again when a
+ *       scan sees it grow or shrink, so thousands of finished job logs cost almost nothing;
+ *   <li>only regular files are read: links are not followed, neither when scanning nor when
+ *       opening, and pipes or devices are refused (counted once each);
  *   <li>a file leaves the checkpoint only once the broker acknowledged all its lines.
  * </ul>
  */
 public final class FileTailer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FileTailer.class);
+  private static final long REWIND_BACKOFF_MS = 1000;
 
   private final List<GlobScanner> scanners = new ArrayList<>();
   private final Map<String, TailedFile> tracked = new LinkedHashMap<>(); // identity -> file
   private final List<TailedFile> retiring = new ArrayList<>();
   private final Map<String, FilePosition> checkpoint = new HashMap<>(); // identity -> position
+  private final Map<String, FilePosition> dormant = new HashMap<>(); // closed while idle
   private final int maxLineBytes;
   private final long readBudget;
+  private final long closeInactiveMs;
+  private final long scanIntervalMs;
+  private long lastScan;
+  private boolean scanSoon;
+  private final LongSupplier nowMs;
+  private final RefusedPaths refused = new RefusedPaths();
   private final ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
   private final AtomicLong rotations = new AtomicLong();
   private final AtomicLong truncations = new AtomicLong();
   private final AtomicLong openFailures = new AtomicLong();
   private final AtomicLong recovered = new AtomicLong();
+  private final AtomicLong closedInactive = new AtomicLong();
+  private final AtomicLong rewinds = new AtomicLong();
+  private volatile int openCount;
+  private volatile int idleCount;
   private boolean first = true;
 
   public FileTailer(
       List<String> globs, Map<String, FilePosition> positions, int maxLineBytes, long readBudget) {
+    this(
+        globs,
+        positions,
+        maxLineBytes,
+        readBudget,
+        Long.MAX_VALUE,
+        0,
+        () -> System.nanoTime() / 1_000_000);
+  }
+
+  /**
+   * @param closeInactiveMs close a file that has not grown for this long
+   * @param scanIntervalMs look for new, renamed and changed files at most this often (open files
+   *     are read every round): a scan of thousands of paths is the costly part of a round
+   * @param nowMs the monotonic clock, in milliseconds (injected so tests need not wait)
+   */
+  public FileTailer(
+      List<String> globs,
+      Map<String, FilePosition> positions,
+      int maxLineBytes,
+      long readBudget,
+      long closeInactiveMs,
+      long scanIntervalMs,
+      LongSupplier nowMs) {
+    this.scanIntervalMs = scanIntervalMs;
     for (String g : globs) {
-      scanners.add(new GlobScanner(g));
+      scanners.add(new GlobScanner(g, refused));
     }
     for (FilePosition p : positions.values()) {
       checkpoint.put(p.identity(), p);
     }
     this.maxLineBytes = maxLineBytes;
     this.readBudget = readBudget;
+    this.closeInactiveMs = closeInactiveMs;
+    this.nowMs = nowMs;
   }
 
-  /** One round: follow renames, drain what left, pick up new files, read. Returns bytes read. */
+  /**
+   * One round: read what open files gained; when a scan is due, also follow renames, drain what
+   * left, wake idle files that changed and pick up new files. Returns bytes read.
+   */
   public long poll(LineSink sink) {
+    long now = nowMs.getAsLong();
+    long total = retireAcknowledged(sink, now);
+    if (first || scanSoon || now - lastScan >= scanIntervalMs || now < lastScan) {
+      lastScan = now;
+      scanSoon = false;
+      total += scan(sink, now);
+    }
+    return total + readOpen(sink, now);
+  }
+
+  /** Looks at the globs: renames, deletions, truncations, idle files that changed, new files. */
+  private long scan(LineSink sink, long now) {
     long total = 0;
-    retireAcknowledged();
     Map<String, Path> present = new LinkedHashMap<>(); // identity -> path, of matching files now
+    Map<String, Long> sizes = new HashMap<>();
     for (GlobScanner s : scanners) {
       for (Path p : s.scan()) {
         try {
-          String id = FileIdentity.of(p);
-          if (id != null) {
-            present.putIfAbsent(id, p);
+          FileIdentity.Seen seen = FileIdentity.stat(p);
+          if (seen != null && seen.regular() && present.putIfAbsent(seen.identity(), p) == null) {
+            sizes.put(seen.identity(), seen.size());
           }
         } catch (IOException e) {
           openFailures.incrementAndGet();
@@ -78,22 +137,23 @@ public final class FileTailer implements AutoCloseable {
     }
     if (first) {
       first = false;
-      total += resumeCheckpointed(present, sink);
+      total += resumeCheckpointed(present, sizes, sink, now);
     }
     // files that no longer match (renamed away, deleted): read to the end, then let go
     for (Iterator<Map.Entry<String, TailedFile>> it = tracked.entrySet().iterator();
         it.hasNext(); ) {
       TailedFile f = it.next().getValue();
-      Path now = present.get(f.identity);
-      if (now == null) {
-        total += drain(f, sink);
+      Path at = present.get(f.identity);
+      if (at == null) {
+        total += drain(f, sink, now);
         retiring.add(f);
         it.remove();
         rotations.incrementAndGet();
       } else {
-        f.path = now;
+        f.path = at;
       }
     }
+    wakeDormant(present, sizes, now);
     // truncated or rewritten files: the copy (if any) carries the old stream on
     List<FilePosition> truncated = new ArrayList<>();
     for (TailedFile f : tracked.values()) {
@@ -108,30 +168,90 @@ public final class FileTailer implements AutoCloseable {
       }
     }
     for (FilePosition old : truncated) {
-      claimCopy(old, present, sink);
+      claimCopy(old, present, sink, now);
     }
+    Map<String, List<FilePosition>> byName = null;
     for (var e : present.entrySet()) {
       if (!tracked.containsKey(e.getKey())
-          && !isRetiring(e.getKey())
-          && !isRotatedCopy(e.getValue())) {
-        open(e.getValue(), e.getKey(), null);
-      }
-    }
-    for (TailedFile f : tracked.values()) {
-      try {
-        total += f.read(buf, readBudget, sink);
-      } catch (IOException e) {
-        LOG.warn("reading {} failed: {}", f.path, e.toString());
+          && !dormant.containsKey(e.getKey())
+          && !isRetiring(e.getKey())) {
+        if (byName == null) {
+          byName = followedByName(); // once per round: thousands of new files stay cheap
+        }
+        if (!isRotatedCopy(e.getValue(), byName)) {
+          open(e.getValue(), e.getKey(), null, now);
+        }
       }
     }
     return total;
   }
 
+  /** Reads what the open files gained, and closes those idle for close_inactive. */
+  private long readOpen(LineSink sink, long now) {
+    long total = 0;
+    for (Iterator<TailedFile> it = tracked.values().iterator(); it.hasNext(); ) {
+      TailedFile f = it.next();
+      try {
+        if (f.size() < f.readPosition()) {
+          scanSoon = true; // truncated: the scan starts it anew and finds its copy; read nothing
+          continue;
+        }
+        if (f.rewindIfFailed(now, REWIND_BACKOFF_MS)) {
+          rewinds.incrementAndGet();
+        }
+        total += f.read(buf, readBudget, sink, now);
+        if (f.idle(now, closeInactiveMs)) {
+          dormant.put(f.identity, f.position());
+          closeQuietly(f);
+          it.remove();
+          closedInactive.incrementAndGet();
+        }
+      } catch (IOException e) {
+        LOG.warn("reading {} failed: {}", f.path, e.toString());
+      }
+    }
+    openCount = tracked.size() + retiring.size();
+    idleCount = dormant.size();
+    return total;
+  }
+
+  /** Closed idle files: forget those gone, follow renames, reopen those whose size changed. */
+  private void wakeDormant(Map<String, Path> present, Map<String, Long> sizes, long now) {
+    List<FilePosition> wake = new ArrayList<>();
+    for (Iterator<Map.Entry<String, FilePosition>> it = dormant.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<String, FilePosition> e = it.next();
+      FilePosition pos = e.getValue();
+      Path at = present.get(pos.identity());
+      if (at == null) {
+        it.remove(); // deleted or renamed away after everything in it was acknowledged
+      } else if (sizes.getOrDefault(pos.identity(), pos.position()) != pos.position()) {
+        it.remove();
+        wake.add(withPath(pos, at)); // grew (or shrank: a truncation, found once it is open)
+      } else if (!at.toString().equals(pos.path())) {
+        e.setValue(withPath(pos, at));
+      }
+    }
+    for (FilePosition pos : wake) {
+      open(Path.of(pos.path()), pos.identity(), pos, now);
+    }
+  }
+
+  private static FilePosition withPath(FilePosition p, Path at) {
+    return new FilePosition(
+        at.toString(), p.identity(), p.sourceId(), p.position(), p.headLength(), p.headHash());
+  }
+
   /** After a restart: resume each checkpointed file wherever it is now, or finish it. */
-  private long resumeCheckpointed(Map<String, Path> present, LineSink sink) {
+  private long resumeCheckpointed(
+      Map<String, Path> present, Map<String, Long> sizes, LineSink sink, long now) {
     long total = 0;
     for (FilePosition cp : new ArrayList<>(checkpoint.values())) {
       Path at = present.get(cp.identity());
+      if (at != null && sizes.getOrDefault(cp.identity(), -1L) == cp.position()) {
+        dormant.put(cp.identity(), withPath(cp, at)); // read to its end already: no need to open
+        continue;
+      }
       if (at == null) {
         at =
             findSibling(
@@ -143,13 +263,13 @@ public final class FileTailer implements AutoCloseable {
       try {
         if (replaced(at, cp)) {
           // truncated while we were away: the copy carries the old stream; this file starts anew
-          claimCopy(cp, present, sink);
+          claimCopy(cp, present, sink, now);
           checkpoint.remove(cp.identity());
           continue;
         }
-        TailedFile f = open(at, cp.identity(), cp);
+        TailedFile f = open(at, cp.identity(), cp, now);
         if (f != null && !present.containsKey(cp.identity())) {
-          total += drain(f, sink);
+          total += drain(f, sink, now);
           tracked.remove(cp.identity());
           retiring.add(f);
         }
@@ -164,7 +284,7 @@ public final class FileTailer implements AutoCloseable {
   /**
    * Finds the file holding the old content of a truncated stream, by fingerprint, and reads it on.
    */
-  private void claimCopy(FilePosition old, Map<String, Path> present, LineSink sink) {
+  private void claimCopy(FilePosition old, Map<String, Path> present, LineSink sink, long now) {
     if (old.headLength() <= 0) {
       return;
     }
@@ -172,7 +292,7 @@ public final class FileTailer implements AutoCloseable {
     Path dir = Path.of(old.path()).toAbsolutePath().getParent();
     if (dir != null) {
       try (var s = Files.list(dir)) {
-        s.filter(Files::isRegularFile)
+        s.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
             .filter(p -> !candidates.contains(p))
             .forEach(candidates::add);
       } catch (IOException e) {
@@ -182,26 +302,32 @@ public final class FileTailer implements AutoCloseable {
     for (Path p : candidates) {
       try {
         String id = FileIdentity.of(p);
-        if (id == null || id.equals(old.identity()) || tracked.containsKey(id) || isRetiring(id)) {
+        if (id == null
+            || id.equals(old.identity())
+            || tracked.containsKey(id)
+            || dormant.containsKey(id)
+            || isRetiring(id)) {
           continue;
         }
         boolean same;
-        try (FileChannel c = FileChannel.open(p, StandardOpenOption.READ)) {
+        try (FileChannel c = FileIdentity.openRegular(p, id)) {
           same =
               c.size() >= old.position()
                   && TailedFile.fingerprint(c, old.headLength()) == old.headHash();
         }
         if (same) {
-          TailedFile copy = new TailedFile(p, id, old, maxLineBytes);
+          TailedFile copy = new TailedFile(p, id, old, maxLineBytes, now);
           if (present.containsKey(id)) {
             tracked.put(id, copy); // the copy matches the glob: follow it as the old stream
           } else {
-            drain(copy, sink);
+            drain(copy, sink, now);
             retiring.add(copy);
           }
           recovered.incrementAndGet();
           return;
         }
+      } catch (FileIdentity.NotRegularFileException e) {
+        refused.refuse(p, e.getMessage());
       } catch (IOException e) {
         LOG.warn("looking at {} for a rotated copy: {}", p, e.toString());
       }
@@ -213,14 +339,14 @@ public final class FileTailer implements AutoCloseable {
    * starts with the same bytes is a copy of that stream (copytruncate's first step): its content is
    * not new, so it is not read as a stream of its own. It is claimed if the original is truncated.
    */
-  private boolean isRotatedCopy(Path p) {
+  private boolean isRotatedCopy(Path p, Map<String, List<FilePosition>> followedByName) {
     String name = p.getFileName().toString();
-    for (TailedFile f : tracked.values()) {
-      FilePosition pos = f.position();
-      if (pos.headLength() > 0
-          && name.startsWith(f.path.getFileName().toString())
-          && !name.equals(f.path.getFileName().toString())) {
-        try (FileChannel c = FileChannel.open(p, StandardOpenOption.READ)) {
+    for (int end = name.length() - 1; end > 0; end--) {
+      for (FilePosition pos : followedByName.getOrDefault(name.substring(0, end), List.of())) {
+        if (pos.headLength() <= 0) {
+          continue;
+        }
+        try (FileChannel c = FileIdentity.openRegular(p, null)) {
           if (TailedFile.fingerprint(c, pos.headLength()) == pos.headHash()) {
             return true;
           }
@@ -232,13 +358,29 @@ public final class FileTailer implements AutoCloseable {
     return false;
   }
 
+  /** Followed files (open or idle) by file name, for {@link #isRotatedCopy}. */
+  private Map<String, List<FilePosition>> followedByName() {
+    Map<String, List<FilePosition>> out = new HashMap<>();
+    List<FilePosition> all = new ArrayList<>(dormant.values());
+    for (TailedFile f : tracked.values()) {
+      all.add(f.position());
+    }
+    for (FilePosition pos : all) {
+      Path name = Path.of(pos.path()).getFileName();
+      if (name != null) {
+        out.computeIfAbsent(name.toString(), k -> new ArrayList<>()).add(pos);
+      }
+    }
+    return out;
+  }
+
   private static Path findSibling(Path last, String identity) {
     Path dir = last.toAbsolutePath().getParent();
     if (dir == null || !Files.isDirectory(dir)) {
       return null;
     }
     try (var s = Files.list(dir)) {
-      for (Path p : s.filter(Files::isRegularFile).toList()) {
+      for (Path p : s.filter(x -> Files.isRegularFile(x, LinkOption.NOFOLLOW_LINKS)).toList()) {
         if (identity.equals(FileIdentity.of(p))) {
           return p;
         }
@@ -250,22 +392,27 @@ public final class FileTailer implements AutoCloseable {
   }
 
   private static boolean replaced(Path p, FilePosition cp) throws IOException {
-    try (FileChannel c = FileChannel.open(p, StandardOpenOption.READ)) {
+    try (FileChannel c = FileIdentity.openRegular(p, cp.identity())) {
       return c.size() < cp.position()
           || (cp.headLength() > 0 && TailedFile.fingerprint(c, cp.headLength()) != cp.headHash());
     }
   }
 
-  private TailedFile open(Path p, String id, FilePosition from) {
+  private TailedFile open(Path p, String id, FilePosition from, long now) {
     try {
-      TailedFile f = new TailedFile(p, id, from, maxLineBytes);
+      TailedFile f = new TailedFile(p, id, from, maxLineBytes, now);
       tracked.put(id, f);
       return f;
-    } catch (AccessDeniedException e) {
+    } catch (FileIdentity.NotRegularFileException e) {
+      refused.refuse(p, e.getMessage());
+    } catch (java.nio.file.AccessDeniedException e) {
       openFailures.incrementAndGet();
     } catch (IOException e) {
       openFailures.incrementAndGet();
       LOG.warn("cannot open {}: {}", p, e.toString());
+    }
+    if (from != null) {
+      dormant.put(id, from); // keep its position: it may be readable again later
     }
     return null;
   }
@@ -279,19 +426,24 @@ public final class FileTailer implements AutoCloseable {
     return false;
   }
 
-  private void retireAcknowledged() {
+  private long retireAcknowledged(LineSink sink, long now) {
+    long total = 0;
     for (Iterator<TailedFile> it = retiring.iterator(); it.hasNext(); ) {
       TailedFile f = it.next();
-      if (f.ackedPosition() >= f.readPosition()) {
+      if (f.rewindIfFailed(now, REWIND_BACKOFF_MS)) {
+        rewinds.incrementAndGet();
+        total += drain(f, sink, now); // a line failed: read the rest again through the handle
+      } else if (f.ackedPosition() >= f.readPosition()) {
         closeQuietly(f);
         it.remove();
       }
     }
+    return total;
   }
 
-  private long drain(TailedFile f, LineSink sink) {
+  private long drain(TailedFile f, LineSink sink, long now) {
     try {
-      long n = f.read(buf, Long.MAX_VALUE, sink);
+      long n = f.read(buf, Long.MAX_VALUE, sink, now);
       f.flushPartial(sink);
       return n;
     } catch (IOException e) {
@@ -301,12 +453,13 @@ public final class FileTailer implements AutoCloseable {
   }
 
   /**
-   * Positions to checkpoint, by identity: every followed file, and every one not fully
-   * acknowledged.
+   * Positions to checkpoint, by identity: every followed file (open or closed while idle), and
+   * every one not fully acknowledged.
    */
   public Map<String, FilePosition> positions() {
     Map<String, FilePosition> out = new TreeMap<>();
     checkpoint.forEach(out::put);
+    dormant.forEach(out::put);
     for (TailedFile f : tracked.values()) {
       out.put(f.identity, f.position());
     }
@@ -329,8 +482,14 @@ public final class FileTailer implements AutoCloseable {
     return out;
   }
 
+  /** Files open now (followed, or draining after a rename or deletion). */
   public int openFiles() {
-    return tracked.size() + retiring.size();
+    return openCount;
+  }
+
+  /** Files closed while idle, kept as positions and reopened when they grow. */
+  public int idleFiles() {
+    return idleCount;
   }
 
   public long rotations() {
@@ -343,6 +502,21 @@ public final class FileTailer implements AutoCloseable {
 
   public long recovered() {
     return recovered.get();
+  }
+
+  /** Files closed after {@code close_inactive_ms} without growth. */
+  public long closedInactive() {
+    return closedInactive.get();
+  }
+
+  /** Times a file was read again from its acknowledged position after a line failed. */
+  public long rewinds() {
+    return rewinds.get();
+  }
+
+  /** Links, pipes and devices matching a glob that were not read (each counted once). */
+  public long refused() {
+    return refused.count();
   }
 
   public long unreadable() {

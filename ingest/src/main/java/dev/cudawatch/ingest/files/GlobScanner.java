@@ -21,8 +21,10 @@ public final class GlobScanner {
   private final PathMatcher matcher;
   private final int depth;
   private final AtomicLong unreadable = new AtomicLong();
+  private final RefusedPaths refused;
 
-  public GlobScanner(String glob) {
+  public GlobScanner(String glob, RefusedPaths refused) {
+    this.refused = refused;
     Path abs = Path.of(glob).toAbsolutePath().normalize();
     Path b = abs.getRoot();
     int i = 0;
@@ -57,8 +59,14 @@ public final class GlobScanner {
           new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-              if (attrs.isRegularFile() && matcher.matches(file)) {
-                out.add(file);
+              if (matcher.matches(file)) {
+                if (attrs.isRegularFile()) {
+                  out.add(file);
+                } else {
+                  // a link (to credentials, a token), a pipe, a device: never read
+                  refused.refuse(
+                      file, attrs.isSymbolicLink() ? "a symbolic link" : "not a regular file");
+                }
               }
               return FileVisitResult.CONTINUE;
             }

@@ -15,6 +15,7 @@ import java.util.TreeMap;
  */
 public final class PositionStore {
   private final Path file;
+  private Map<String, FilePosition> lastSaved;
 
   public PositionStore(Path dir) throws IOException {
     AtomicFiles.createPrivateDirectories(dir);
@@ -35,8 +36,17 @@ public final class PositionStore {
     }
   }
 
-  /** Replaces the checkpoint; safe to call from several threads (each write is whole). */
-  public void save(Map<String, FilePosition> positions) throws IOException {
-    AtomicFiles.write(file, WireJson.mapper().writeValueAsBytes(new TreeMap<>(positions)));
+  /**
+   * Replaces the checkpoint; safe to call from several threads (each write is whole). Unchanged
+   * positions are not written again: thousands of idle files cost no serialisation and no fsync
+   * every interval.
+   */
+  public synchronized void save(Map<String, FilePosition> positions) throws IOException {
+    Map<String, FilePosition> now = new TreeMap<>(positions);
+    if (now.equals(lastSaved)) {
+      return;
+    }
+    AtomicFiles.write(file, WireJson.mapper().writeValueAsBytes(now));
+    lastSaved = now;
   }
 }

@@ -5,34 +5,48 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** One open file being followed: what was read, what the broker acknowledged. */
+/**
+ * One open file being followed: what was read, what the broker acknowledged. The acknowledged
+ * position only moves over an unbroken run of acknowledged lines: after a line failed, later
+ * acknowledgements of the same read pass do not move it past that line, and the file is read again
+ * from the acknowledged position ({@link #rewindIfFailed}).
+ */
 public final class TailedFile implements AutoCloseable {
   private static final int HEAD_BYTES = 256;
+  private static final AtomicLong SEQ = new AtomicLong();
 
   Path path;
   final String identity;
   private String sourceId;
-  private static final java.util.concurrent.atomic.AtomicLong SEQ =
-      new java.util.concurrent.atomic.AtomicLong();
   private final FileChannel ch;
   private final int maxLineBytes;
   private LineFramer framer;
   private long readPos;
+  private long emittedEnd;
   private final AtomicLong acked = new AtomicLong();
   private volatile String ackedSource;
+  private volatile Pass pass = new Pass();
   private long headHash;
   private int headLen;
+  private long lastGrowth;
+  private long lastRewind = Long.MIN_VALUE / 2;
 
-  TailedFile(Path path, String identity, FilePosition from, int maxLineBytes) throws IOException {
+  /** One read pass: a failure caps what its later acknowledgements may move the position to. */
+  private static final class Pass {
+    volatile long limit = Long.MAX_VALUE;
+  }
+
+  TailedFile(Path path, String identity, FilePosition from, int maxLineBytes, long nowMs)
+      throws IOException {
     this.path = path;
     this.identity = identity;
     this.maxLineBytes = maxLineBytes;
-    this.ch = FileChannel.open(path, StandardOpenOption.READ);
+    this.ch = FileIdentity.openRegular(path, identity);
     this.sourceId = from == null ? newSourceId(identity) : from.sourceId();
     this.readPos = from == null ? 0 : from.position();
+    this.emittedEnd = readPos;
     this.acked.set(readPos);
     this.ackedSource = sourceId;
     if (from != null) {
@@ -40,6 +54,7 @@ public final class TailedFile implements AutoCloseable {
       this.headHash = from.headHash();
     }
     this.framer = new LineFramer(maxLineBytes, true, readPos);
+    this.lastGrowth = nowMs;
   }
 
   public Path path() {
@@ -88,8 +103,10 @@ public final class TailedFile implements AutoCloseable {
   void restart() {
     sourceId = newSourceId(identity);
     readPos = 0;
+    emittedEnd = 0;
     acked.set(0);
     ackedSource = sourceId;
+    pass = new Pass();
     headLen = 0;
     framer = new LineFramer(maxLineBytes, true, 0);
   }
@@ -99,7 +116,7 @@ public final class TailedFile implements AutoCloseable {
    *
    * @return bytes read
    */
-  long read(ByteBuffer buf, long budget, LineSink sink) throws IOException {
+  long read(ByteBuffer buf, long budget, LineSink sink, long nowMs) throws IOException {
     long total = 0;
     while (total < budget) {
       buf.clear();
@@ -112,8 +129,10 @@ public final class TailedFile implements AutoCloseable {
       }
       readPos += n;
       total += n;
-      String src = sourceId;
-      framer.feed(buf.array(), 0, n, l -> sink.line(this, l, () -> ack(src, l.end())));
+      emit(sink, buf.array(), n);
+    }
+    if (total > 0) {
+      lastGrowth = nowMs;
     }
     if (headLen < HEAD_BYTES && readPos > headLen) {
       headLen = (int) Math.min(HEAD_BYTES, readPos);
@@ -122,16 +141,71 @@ public final class TailedFile implements AutoCloseable {
     return total;
   }
 
+  private void emit(LineSink sink, byte[] b, int n) {
+    String src = sourceId;
+    Pass p = pass;
+    framer.feed(
+        b,
+        0,
+        n,
+        l -> {
+          emittedEnd = l.end();
+          sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
+        });
+  }
+
   /** Emits a last unterminated line: the file will not grow any more. */
   void flushPartial(LineSink sink) {
     String src = sourceId;
-    framer.flush(l -> sink.line(this, l, () -> ack(src, l.end())));
+    Pass p = pass;
+    framer.flush(
+        l -> {
+          emittedEnd = l.end();
+          sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
+        });
   }
 
-  private void ack(String src, long end) {
-    if (src.equals(ackedSource)) {
+  private void ack(String src, Pass p, long end) {
+    if (src.equals(ackedSource) && end <= p.limit) {
       acked.accumulateAndGet(end, Math::max);
     }
+  }
+
+  private void fail(String src, Pass p, long start) {
+    if (src.equals(ackedSource)) {
+      synchronized (p) {
+        p.limit = Math.min(p.limit, start);
+      }
+    }
+  }
+
+  /** True once a line of the current pass failed: the file must be read again from the ack. */
+  boolean failed() {
+    return pass.limit != Long.MAX_VALUE;
+  }
+
+  /**
+   * After a failed line: reads again from the acknowledged position in a new pass (the lines sent
+   * twice carry the same ids; consumers drop the repeats). Returns true when it rewound.
+   */
+  boolean rewindIfFailed(long nowMs, long backoffMs) {
+    if (!failed() || nowMs - lastRewind < backoffMs) {
+      return false;
+    }
+    lastRewind = nowMs;
+    pass = new Pass();
+    readPos = acked.get();
+    emittedEnd = readPos;
+    framer = new LineFramer(maxLineBytes, true, readPos);
+    return true;
+  }
+
+  /**
+   * True when every line handed on was acknowledged and the file has not grown for {@code idleMs}:
+   * it can be closed and reopened later from its position without losing anything.
+   */
+  boolean idle(long nowMs, long idleMs) {
+    return nowMs - lastGrowth >= idleMs && !failed() && acked.get() >= emittedEnd;
   }
 
   FilePosition position() {

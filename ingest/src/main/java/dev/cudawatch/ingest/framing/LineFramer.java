@@ -12,14 +12,19 @@ import java.util.function.Consumer;
  * Cuts a byte stream into lines ended by {@code \n}. A bare {@code \r} (a progress bar redrawing)
  * discards what came before it on the line, so a tqdm bar never grows a line; ANSI escapes are
  * removed; a line longer than {@code maxBytes} keeps its head and a marker; invalid UTF-8 becomes
- * U+FFFD. Memory is bounded by {@code maxBytes} whatever the input.
+ * U+FFFD. Memory is bounded by {@code maxBytes} whatever the input, and a framer holds only what
+ * its lines need: the buffer grows to the longest line and shrinks back after it, so thousands of
+ * followed files of short lines cost little.
  */
 public final class LineFramer {
   /** Appended to a line that was cut at the limit. */
   public static final String TRUNCATED_MARKER = " …[cudawatch: line truncated]";
 
   private final int maxBytes;
-  private final byte[] line;
+  private static final int SMALL = 256;
+  private static final int KEEP = 16 * 1024;
+
+  private byte[] line;
   private final boolean stripAnsi;
   private int len;
   private boolean overflow;
@@ -34,7 +39,7 @@ public final class LineFramer {
 
   public LineFramer(int maxBytes, boolean stripAnsi, long startOffset) {
     this.maxBytes = maxBytes;
-    this.line = new byte[maxBytes];
+    this.line = new byte[Math.min(SMALL, maxBytes)];
     this.stripAnsi = stripAnsi;
     this.lineStart = startOffset;
     this.pos = startOffset;
@@ -59,6 +64,9 @@ public final class LineFramer {
       } else if (b == '\r') {
         pendingCr = true;
       } else if (len < maxBytes) {
+        if (len == line.length) {
+          line = java.util.Arrays.copyOf(line, (int) Math.min(maxBytes, 2L * line.length));
+        }
         line[len++] = b;
       } else {
         overflow = true;
@@ -104,5 +112,8 @@ public final class LineFramer {
     len = 0;
     overflow = false;
     lineStart = pos;
+    if (line.length > KEEP) {
+      line = new byte[SMALL]; // one long line must not pin its buffer for the file's life
+    }
   }
 }

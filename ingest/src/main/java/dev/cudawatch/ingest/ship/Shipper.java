@@ -12,6 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -22,6 +25,10 @@ import org.slf4j.LoggerFactory;
  * they stay in order on one partition and their acknowledgements come back in order: a file's
  * position advances only past lines the broker has. While the broker is away, the producer keeps
  * retrying and {@code send} blocks once its buffer is full: back-pressure, not loss.
+ *
+ * <p>A record the broker rejects for good (too large, not authorized, invalid) is never skipped: it
+ * goes to the {@link DeadLetters} with its reason and only then counts as handled; if it cannot be
+ * kept there, the sender is told it failed and sends it again later.
  */
 public final class Shipper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Shipper.class);
@@ -32,8 +39,15 @@ public final class Shipper implements AutoCloseable {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong latencyNanos = new AtomicLong();
+  private final DeadLetters deadLetters;
 
+  /** A shipper without a dead-letter store: rejected records are logged and counted as dropped. */
   public Shipper(KafkaSettings kafka) {
+    this(kafka, null);
+  }
+
+  public Shipper(KafkaSettings kafka, DeadLetters deadLetters) {
+    this.deadLetters = deadLetters;
     Map<String, Object> p = new HashMap<>();
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
@@ -50,12 +64,27 @@ public final class Shipper implements AutoCloseable {
         Integer.MAX_VALUE); // retry while the broker is away
     p.putIfAbsent(
         ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.MAX_VALUE); // back-pressure unless configured
+    // A batch the broker refuses as too large is split and retried by the producer, and with
+    // idempotence and several batches in flight that can wedge it in OUT_OF_ORDER_SEQUENCE retries
+    // forever (seen with Kafka 4.2). So nothing may reach the broker larger than max.request.size
+    // (set it to the topic's max.message.bytes when that is smaller than 1 MiB): a larger record is
+    // refused by the producer itself, before it is sequenced, and goes to the dead letters.
+    int maxRequest =
+        Integer.parseInt(
+            String.valueOf(p.getOrDefault(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1 << 20)));
+    int batch = Integer.parseInt(String.valueOf(p.get(ProducerConfig.BATCH_SIZE_CONFIG)));
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, Math.min(batch, maxRequest));
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
   /** Sends a record; {@code onAck} runs on the producer's thread once the broker has it. */
   public void send(LogRecord r, Runnable onAck) {
-    sendRaw(r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r), onAck);
+    send(r, onAck, () -> {});
+  }
+
+  /** As {@link #send(LogRecord, Runnable)}, telling {@code onFailure} when the send failed. */
+  public void send(LogRecord r, Runnable onAck, Runnable onFailure) {
+    sendRaw(r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r), onAck, onFailure);
   }
 
   /** Sends an already-serialised record (from the spool) under its stream key. */
@@ -64,8 +93,8 @@ public final class Shipper implements AutoCloseable {
   }
 
   /**
-   * As {@link #sendRaw(byte[], byte[], Runnable)}, telling {@code onFailure} when a send fails for
-   * good.
+   * As {@link #sendRaw(byte[], byte[], Runnable)}, telling {@code onFailure} when the record was
+   * neither acknowledged nor kept as a dead letter: the caller must send it again.
    */
   public void sendRaw(byte[] key, byte[] value, Runnable onAck, Runnable onFailure) {
     long t0 = System.nanoTime();
@@ -77,15 +106,39 @@ public final class Shipper implements AutoCloseable {
             bytes.addAndGet(value.length);
             latencyNanos.addAndGet(System.nanoTime() - t0);
             onAck.run();
-          } else if (e instanceof RecordTooLargeException) {
+            return;
+          }
+          String reason = permanentReason(e);
+          if (reason != null && deadLetters == null) {
             dropped.incrementAndGet();
+            LOG.warn("record rejected by the broker ({}), dropped: {}", reason, e.toString());
             onAck.run();
+          } else if (reason != null && deadLetters.put(reason, e.toString(), key, value)) {
+            onAck.run(); // kept on disk with its reason: the position may pass it
           } else {
             failed.incrementAndGet();
             onFailure.run();
-            LOG.warn("send failed: {}", e.toString());
+            LOG.warn("send failed, will retry: {}", e.toString());
           }
         });
+  }
+
+  /** The dead-letter reason of an error no retry can fix, or null for one worth retrying. */
+  static String permanentReason(Exception e) {
+    if (e instanceof RecordTooLargeException || e instanceof RecordBatchTooLargeException) {
+      return "too_large";
+    }
+    if (e instanceof AuthorizationException) {
+      return "not_authorized";
+    }
+    if (e instanceof InvalidRecordException) {
+      return "invalid";
+    }
+    return null;
+  }
+
+  public DeadLetters deadLetters() {
+    return deadLetters;
   }
 
   /** Total time from send to acknowledgement, over {@link #sent()} records. */

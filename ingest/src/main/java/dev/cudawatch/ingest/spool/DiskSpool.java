@@ -12,9 +12,12 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A bounded, durable queue of records on disk, for sources that cannot be read again (a job's
@@ -22,9 +25,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * and read back in order; the read cursor is checkpointed crash-safely. When the spool would pass
  * its size limit, the oldest segment is deleted and its unsent records are counted as dropped,
  * never silently.
+ *
+ * <p>A crash or a full disk can leave a record cut short at the end of a segment, and a cursor that
+ * cannot be read: the torn tail is skipped (its bytes counted and logged as lost), an unreadable
+ * cursor makes the spool read again from its oldest segment (records repeat, never vanish), and
+ * files that are not segments are ignored, so the agent always starts. Segments and the cursor are
+ * created {@code 0600} in a {@code 0700} directory: they hold job output.
  */
 public final class DiskSpool implements AutoCloseable {
   private static final String SUFFIX = ".seg";
+  private static final Logger LOG = LoggerFactory.getLogger(DiskSpool.class);
+  private static final java.nio.file.attribute.FileAttribute<?> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
 
   private final Path dir;
   private final long maxBytes;
@@ -33,6 +45,10 @@ public final class DiskSpool implements AutoCloseable {
   private final TreeMap<Long, Long> segmentRecords = new TreeMap<>(); // seq -> records written
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong appended = new AtomicLong();
+  private final AtomicLong tornBytes = new AtomicLong();
+  private final AtomicLong tornRecords = new AtomicLong();
+  private final AtomicLong cursorResets = new AtomicLong();
+  private volatile String writeError;
   private FileChannel writer;
   private long writeSeq;
   private long writeSize;
@@ -48,12 +64,24 @@ public final class DiskSpool implements AutoCloseable {
   private long readerSeq = -1;
 
   public DiskSpool(Path dir, long maxBytes, long segmentBytes) throws IOException {
-    this.dir = Files.createDirectories(dir);
+    this.dir = AtomicFiles.createPrivateDirectories(dir);
     this.maxBytes = maxBytes;
     this.segmentBytes = segmentBytes;
+    AtomicFiles.clearTemps(dir);
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
       for (Path p : ds) {
-        long seq = Long.parseLong(p.getFileName().toString().replace(SUFFIX, ""));
+        String name = p.getFileName().toString();
+        long seq;
+        try {
+          seq = Long.parseLong(name.substring(0, name.length() - SUFFIX.length()));
+        } catch (NumberFormatException e) {
+          LOG.warn("ignoring {} in the spool: not a segment of it", p);
+          continue;
+        }
+        if (seq < 0 || !Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          LOG.warn("ignoring {} in the spool: not a segment of it", p);
+          continue;
+        }
         segmentSizes.put(seq, Files.size(p));
         segmentRecords.put(seq, countRecords(p));
       }
@@ -68,7 +96,12 @@ public final class DiskSpool implements AutoCloseable {
       readSeq = segmentSizes.isEmpty() ? writeSeq : segmentSizes.firstKey();
       readOffset = 0;
     }
-    openWriter();
+    try {
+      openWriter();
+    } catch (IOException e) {
+      writeError = e.toString(); // a full disk at start: the next append tries again
+      LOG.warn("cannot open a spool segment in {}: {}", dir, e.toString());
+    }
   }
 
   private Path segment(long seq) {
@@ -79,25 +112,40 @@ public final class DiskSpool implements AutoCloseable {
     writer =
         FileChannel.open(
             segment(writeSeq),
-            StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE,
-            StandardOpenOption.APPEND);
+            java.util.Set.of(
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
+            OWNER_ONLY);
     writeSize = writer.size();
     segmentSizes.put(writeSeq, writeSize);
     segmentRecords.putIfAbsent(writeSeq, 0L);
   }
 
-  /** Appends a record; may delete the oldest segment to stay within the limit. */
+  /**
+   * Appends a record; may delete the oldest segment to stay within the limit. A write that fails (a
+   * full disk) leaves no partial record behind for later appends to follow.
+   */
   public synchronized void append(byte[] record) throws IOException {
-    if (writeSize > 0 && writeSize + record.length + 4 > segmentBytes) {
-      writer.force(false);
-      writer.close();
-      writeSeq++;
-      openWriter();
+    if (writer == null || (writeSize > 0 && writeSize + record.length + 4 > segmentBytes)) {
+      try {
+        roll();
+      } catch (IOException e) {
+        writeError = e.toString();
+        throw e;
+      }
     }
     header.clear();
     header.putInt(record.length).flip();
-    writer.write(new ByteBuffer[] {header, ByteBuffer.wrap(record)});
+    try {
+      ByteBuffer body = ByteBuffer.wrap(record);
+      while (header.hasRemaining() || body.hasRemaining()) {
+        writer.write(new ByteBuffer[] {header, body});
+      }
+    } catch (IOException e) {
+      undoPartialWrite();
+      writeError = e.toString();
+      throw e;
+    }
+    writeError = null;
     writeSize += record.length + 4;
     segmentSizes.put(writeSeq, writeSize);
     segmentRecords.merge(writeSeq, 1L, Long::sum);
@@ -108,9 +156,41 @@ public final class DiskSpool implements AutoCloseable {
     notifyAll();
   }
 
+  /** Seals the current segment and starts the next (or reopens after a failed start). */
+  private void roll() throws IOException {
+    if (writer != null) {
+      FileChannel w = writer;
+      writer = null;
+      writeSeq++;
+      try {
+        w.force(false);
+      } finally {
+        w.close();
+      }
+    }
+    openWriter();
+  }
+
+  private void undoPartialWrite() {
+    try {
+      writer.truncate(writeSize);
+    } catch (IOException e) {
+      // cannot cut it off: seal the segment; its reader stops at the last whole record
+      try {
+        writer.close();
+      } catch (IOException ignored) {
+        // closing a channel we give up on
+      }
+      writer = null;
+      writeSeq++;
+    }
+  }
+
   /** Makes appended records durable. */
   public synchronized void sync() throws IOException {
-    writer.force(false);
+    if (writer != null) {
+      writer.force(false);
+    }
   }
 
   private void dropOldest() throws IOException {
@@ -169,7 +249,11 @@ public final class DiskSpool implements AutoCloseable {
         try {
           len = in.readInt();
           if (len < 0 || readOffset + 4 + len > size) {
-            closeReader(); // not a complete record: reopen at the cursor next time
+            if (readSeq < writeSeq) {
+              skipTornTail(size); // a sealed segment: the rest will never be completed
+              continue;
+            }
+            closeReader(); // not a complete record yet: reopen at the cursor next time
             return null;
           }
           b = in.readNBytes(len);
@@ -181,6 +265,10 @@ public final class DiskSpool implements AutoCloseable {
         readRecordsInSegment++;
         return new Entry(b, readSeq, readOffset);
       }
+      if (readOffset < size && readSeq < writeSeq) {
+        skipTornTail(size); // fewer than 4 bytes left: a length cut short
+        continue;
+      }
       if (readSeq < writeSeq) {
         Long next = segmentSizes.higherKey(readSeq);
         if (next == null) {
@@ -190,6 +278,26 @@ public final class DiskSpool implements AutoCloseable {
         continue;
       }
       return null;
+    }
+  }
+
+  /**
+   * The end of a segment that is no longer written holds an incomplete record (a crash or a full
+   * disk cut it): count and log the loss, and read on from the next segment.
+   */
+  private void skipTornTail(long size) {
+    long lost = size - readOffset;
+    tornBytes.addAndGet(lost);
+    tornRecords.incrementAndGet();
+    LOG.warn(
+        "spool segment {} ends with an incomplete record ({} bytes at offset {}): skipped as lost",
+        segment(readSeq),
+        lost,
+        readOffset);
+    readOffset = size;
+    Long next = segmentSizes.higherKey(readSeq);
+    if (next != null) {
+      moveTo(next);
     }
   }
 
@@ -267,11 +375,30 @@ public final class DiskSpool implements AutoCloseable {
 
   private long[] readCursor() throws IOException {
     Path c = dir.resolve("cursor");
-    if (!Files.exists(c)) {
+    if (!Files.exists(c, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
       return new long[] {0, 0};
     }
-    String[] parts = Files.readString(c).strip().split(" ");
-    return new long[] {Long.parseLong(parts[0]), Long.parseLong(parts[1])};
+    try {
+      String[] parts = Files.readString(c, StandardCharsets.US_ASCII).strip().split(" ");
+      long seq = Long.parseLong(parts[0]);
+      long offset = Long.parseLong(parts[1]);
+      if (parts.length != 2 || seq < 0 || offset < 0) {
+        throw new NumberFormatException("not two positive numbers");
+      }
+      Long size = segmentSizes.get(seq);
+      if (size != null && offset > size) {
+        throw new NumberFormatException("offset past the end of its segment");
+      }
+      return new long[] {seq, offset};
+    } catch (IOException | RuntimeException e) {
+      // a stray or corrupt cursor must not stop the agent: read everything again (ids repeat)
+      cursorResets.incrementAndGet();
+      LOG.warn(
+          "spool cursor {} is unreadable ({}): reading the spool again from its oldest segment",
+          c,
+          e.toString());
+      return new long[] {0, 0};
+    }
   }
 
   private static long countRecords(Path p) throws IOException {
@@ -301,13 +428,38 @@ public final class DiskSpool implements AutoCloseable {
     return appended.get();
   }
 
+  /** Why the last append failed, or null when it succeeded (the spool is writable). */
+  public String writeError() {
+    return writeError;
+  }
+
+  /** Bytes of incomplete records skipped at the end of segments (crash, full disk). */
+  public long tornBytes() {
+    return tornBytes.get();
+  }
+
+  /** Incomplete records skipped at the end of segments. */
+  public long tornRecords() {
+    return tornRecords.get();
+  }
+
+  /** Times an unreadable cursor made the spool read again from its oldest segment. */
+  public long cursorResets() {
+    return cursorResets.get();
+  }
+
   /** A record read from the spool and the cursor just past it. */
   public record Entry(byte[] bytes, long seq, long offsetAfter) {}
 
   @Override
   public synchronized void close() throws IOException {
     closeReader();
-    writer.force(false);
-    writer.close();
+    if (writer != null) {
+      try {
+        writer.force(false);
+      } finally {
+        writer.close();
+      }
+    }
   }
 }

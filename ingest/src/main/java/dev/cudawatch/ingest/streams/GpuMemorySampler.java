@@ -1,11 +1,16 @@
 package dev.cudawatch.ingest.streams;
 
 import dev.cudawatch.common.gpu.GpuMemoryQuery;
+import dev.cudawatch.common.gpu.MemorySample;
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import java.io.IOException;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -14,6 +19,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Samples GPU memory with {@code nvidia-smi --query-gpu=... -lms N}. Without nvidia-smi it warns
  * once and tries again now and then; the agent keeps running either way.
+ *
+ * <p>nvidia-smi prints the node's local time with no zone; each row is shipped with its time
+ * converted to UTC, offset written out ({@link NvidiaSmiCsv#toAgentRow}), and as the record's event
+ * time, so nothing downstream has to know the node's zone.
  */
 public final class GpuMemorySampler implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(GpuMemorySampler.class);
@@ -23,13 +32,23 @@ public final class GpuMemorySampler implements Runnable {
   private final String host;
   private final Consumer<LogRecord> out;
   private final Clock clock;
+  private final NvidiaSmiCsv rows;
   private final AtomicLong samples = new AtomicLong();
   private volatile boolean running = true;
   private volatile Process process;
   private boolean warned;
 
+  /**
+   * @param zone the node's time zone, in which nvidia-smi prints its timestamps
+   */
   public GpuMemorySampler(
-      String nvidiaSmi, long intervalMs, String host, Consumer<LogRecord> out, Clock clock) {
+      String nvidiaSmi,
+      long intervalMs,
+      String host,
+      Consumer<LogRecord> out,
+      Clock clock,
+      ZoneId zone) {
+    this.rows = NvidiaSmiCsv.agentFormat(zone);
     this.nvidiaSmi = nvidiaSmi;
     this.intervalMs = intervalMs;
     this.host = host;
@@ -61,14 +80,19 @@ public final class GpuMemorySampler implements Runnable {
                 null,
                 4096,
                 l -> {
+                  Optional<MemorySample> sample = rows.parse(l.text());
+                  if (sample.isEmpty()) {
+                    return null; // not a sample (an error message of nvidia-smi)
+                  }
                   samples.incrementAndGet();
                   return LogRecord.builder().host(host).kind(RecordKind.GPU_MEMORY).stream(
                           "nvidia-smi")
                       .source("nvidia-smi")
                       .sourceId(runId)
                       .offset(off[0]++)
-                      .eventTime(clock.instant())
-                      .text(l.text())
+                      .eventTime(Instant.ofEpochMilli(sample.get().epochMillis()))
+                      .ingestTime(clock.instant())
+                      .text(NvidiaSmiCsv.toAgentRow(sample.get()))
                       .build();
                 },
                 out)

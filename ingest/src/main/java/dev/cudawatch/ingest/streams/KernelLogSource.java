@@ -4,39 +4,68 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads {@code /dev/kmsg} (one kernel record per read) and keeps the lines that matter to GPU jobs:
- * NVRM messages (Xid), and the OOM killer. PCI addresses are mapped to GPU indices.
+ * Reads {@code /dev/kmsg} records ({@code priority,seq,timestamp_us,flags;message}, one per read)
+ * and keeps the lines that matter to GPU jobs: NVRM messages (Xid), and the OOM killer. PCI
+ * addresses are mapped to GPU indices.
+ *
+ * <p>Sequence numbers and timestamps start again at every boot, so the boot id is the record's
+ * source id (a post-reboot Xid at sequence 5 is not a duplicate of the pre-reboot one), event time
+ * is the boot time plus the record's timestamp, and the last sequence taken of this boot is
+ * persisted: a restarted agent does not ship the ring buffer again as new incidents.
  */
 public final class KernelLogSource implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(KernelLogSource.class);
   private static final Pattern RELEVANT =
       Pattern.compile("NVRM|Xid|Out of memory|oom-kill|Killed process|fallen off the bus");
+  private static final long CURSOR_EVERY_MS = 1000;
+  private static final long IDLE_WAIT_MS = 200;
 
   private final Path device;
+  private final BootInfo boot;
+  private final KmsgCursor cursor;
   private final String host;
   private final Map<String, Integer> pciToGpu;
   private final Consumer<LogRecord> out;
   private final Clock clock;
+  private final AtomicLong shipped = new AtomicLong();
+  private final AtomicLong skipped = new AtomicLong();
   private volatile boolean running = true;
+  private long skipThrough = -1;
+  private volatile long lastSeq = -1;
+  private long savedSeq = -1;
+  private long lastSave = System.nanoTime() / 1_000_000;
 
+  /**
+   * @param device {@code /dev/kmsg}, or a file or pipe of records in its format
+   * @param boot the boot whose records the device holds
+   * @param stateDir where the per-boot cursor is kept
+   */
   public KernelLogSource(
       Path device,
+      BootInfo boot,
+      Path stateDir,
       String host,
       Map<String, Integer> pciToGpu,
       Consumer<LogRecord> out,
-      Clock clock) {
+      Clock clock)
+      throws IOException {
     this.device = device;
+    this.boot = boot;
+    this.cursor = new KmsgCursor(stateDir);
     this.host = host;
     this.pciToGpu = pciToGpu;
     this.out = out;
@@ -54,23 +83,32 @@ public final class KernelLogSource implements Runnable {
     return semi < 0 ? kmsgRecord : kmsgRecord.substring(semi + 1);
   }
 
-  static long sequence(String kmsgRecord) {
-    String[] f = kmsgRecord.split(",", 3);
+  /** Field {@code i} of the record's prefix (1: sequence, 2: microseconds since boot), or -1. */
+  static long field(String kmsgRecord, int i) {
+    int semi = kmsgRecord.indexOf(';');
+    if (semi < 0) {
+      return -1;
+    }
+    String[] f = kmsgRecord.substring(0, semi).split(",", 5);
     try {
-      return f.length > 1 ? Long.parseLong(f[1]) : 0;
+      return f.length > i ? Long.parseLong(f[i].strip()) : -1;
     } catch (NumberFormatException e) {
-      return 0;
+      return -1;
     }
   }
 
   @Override
   public void run() {
-    byte[] buf = new byte[8192];
+    skipThrough = cursor.lastSeq(boot.bootId());
+    lastSeq = skipThrough;
+    savedSeq = skipThrough;
+    byte[] buf = new byte[16 * 1024];
+    StringBuilder partial = new StringBuilder();
     try (InputStream in = Files.newInputStream(device)) {
       while (running) {
         int n;
         try {
-          n = in.read(buf); // /dev/kmsg returns one record per read
+          n = in.read(buf); // /dev/kmsg returns one whole record per read
         } catch (IOException e) {
           if (String.valueOf(e.getMessage()).contains("Broken pipe")) {
             continue; // records were overwritten before we read them (EPIPE): go on
@@ -78,29 +116,98 @@ public final class KernelLogSource implements Runnable {
           throw e;
         }
         if (n <= 0) {
-          return;
-        }
-        String rec = new String(buf, 0, n, StandardCharsets.UTF_8).strip();
-        String msg = message(rec);
-        if (!relevant(msg)) {
+          saveCursor(false);
+          sleepIdle(); // a file or pipe of records (tests, replays) may still grow
           continue;
         }
-        out.accept(
-            LogRecord.builder().host(host).kind(RecordKind.KERNEL).stream("kmsg")
-                .source(device.toString())
-                .sourceId("boot")
-                .offset(sequence(rec))
-                .gpu(PciMap.gpuOf(msg, pciToGpu))
-                .eventTime(clock.instant())
-                .text(msg)
-                .build());
+        partial.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+        int nl;
+        while ((nl = partial.indexOf("\n")) >= 0) {
+          String rec = partial.substring(0, nl);
+          partial.delete(0, nl + 1);
+          take(rec);
+        }
+        saveCursor(false);
       }
     } catch (IOException e) {
-      LOG.warn("kernel log {} unavailable: {} (needs root or CAP_SYSLOG)", device, e.getMessage());
+      throw new UncheckedIOException(
+          "kernel log " + device + " unavailable (needs root or CAP_SYSLOG): " + e.getMessage(), e);
+    } finally {
+      saveCursor(true);
     }
   }
 
+  private void take(String rec) {
+    if (rec.isEmpty() || rec.charAt(0) == ' ') {
+      return; // a continuation line (KEY=value dictionary of the record before)
+    }
+    long seq = field(rec, 1);
+    if (seq < 0) {
+      return;
+    }
+    if (seq <= skipThrough) {
+      skipped.incrementAndGet(); // taken by an earlier run of the agent in this boot
+      return;
+    }
+    String msg = message(rec).strip();
+    if (!relevant(msg)) {
+      lastSeq = seq;
+      return;
+    }
+    Instant now = clock.instant();
+    long micros = field(rec, 2);
+    Instant event =
+        boot.bootTime() != null && micros >= 0 ? boot.bootTime().plusNanos(micros * 1000) : now;
+    out.accept(
+        LogRecord.builder().host(host).kind(RecordKind.KERNEL).stream("kmsg")
+            .source(device.toString())
+            .sourceId(boot.bootId())
+            .offset(seq)
+            .gpu(PciMap.gpuOf(msg, pciToGpu))
+            .eventTime(event)
+            .ingestTime(now)
+            .text(msg)
+            .build());
+    shipped.incrementAndGet();
+    lastSeq = seq; // only once spooled: a stop now must not skip it next time
+  }
+
+  private synchronized void saveCursor(boolean now) {
+    long t = System.nanoTime() / 1_000_000; // an interval: the monotonic clock
+    if (lastSeq == savedSeq || (!now && t - lastSave < CURSOR_EVERY_MS)) {
+      return;
+    }
+    try {
+      cursor.save(boot.bootId(), lastSeq);
+      savedSeq = lastSeq;
+      lastSave = t;
+    } catch (IOException e) {
+      LOG.warn("saving the kernel log cursor: {}", e.toString());
+    }
+  }
+
+  private void sleepIdle() {
+    try {
+      Thread.sleep(IDLE_WAIT_MS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
+    }
+  }
+
+  /** Records handed on to the spool. */
+  public long shipped() {
+    return shipped.get();
+  }
+
+  /** Records skipped because an earlier run of the agent took them in this boot. */
+  public long skipped() {
+    return skipped.get();
+  }
+
+  /** Stops reading and saves how far it got. */
   public void stop() {
     running = false;
+    saveCursor(true);
   }
 }

@@ -1,0 +1,155 @@
+package dev.cudawatch.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.testkit.Await;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** /healthz of the agent says which source is broken: a dead kernel log, a spool on a full disk. */
+class AgentHealthIT {
+  @TempDir Path dir;
+
+  private AgentSettings settings(Path state, String kernelLog) throws Exception {
+    Path proc = dir.resolve("proc");
+    KernelLogRebootIT.boot(proc, "11111111-2222-3333-4444-555555555555", 1_763_800_000L);
+    // nothing listens there: the spool cannot drain, so what sources write stays on disk
+    String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort();
+    return AgentSettings.defaults()
+        .with(new KafkaSettings(nobody, Map.of()), List.of(), state.toString())
+        .withSources(kernelLog, 0, 0)
+        .withNode(300_000, proc.toString());
+  }
+
+  @Test
+  void aSourceThreadThatDiesMakesTheAgentUnhealthyByName() throws Exception {
+    AgentSettings s = settings(dir.resolve("state"), dir.resolve("no-such-dir/kmsg").toString());
+    try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
+      agent.start(false);
+      HttpResponse<String> r =
+          Await.until(
+              "/healthz to report the dead kernel log",
+              () -> get(agent.httpPort(), "/healthz"),
+              x -> x.statusCode() == 503,
+              Duration.ofSeconds(20));
+      JsonNode body = WireJson.mapper().readTree(r.body());
+      assertEquals("unhealthy", body.path("status").asText());
+      assertTrue(body.path("problems").path("kmsg").asText().contains("no-such-dir"), r.body());
+      assertTrue(get(agent.httpPort(), "/metrics").body().contains("cudawatch_agent_healthy 0.0"));
+    }
+  }
+
+  @Test
+  void aSpoolOnAFullDiskMakesTheAgentUnhealthyUntilThereIsRoomAgain() throws Exception {
+    Path disk = Files.createDirectories(dir.resolve("disk"));
+    Assumptions.assumeTrue(mount(disk, "1m"), "needs root to mount a tmpfs");
+    try {
+      Path kmsg = dir.resolve("kmsg");
+      Files.writeString(kmsg, "");
+      Path filler = disk.resolve("filler");
+      Files.write(filler, new byte[256 * 1024]); // room to give back later
+      AgentSettings s = settings(disk.resolve("state"), kmsg.toString());
+      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
+        agent.start(false);
+        Await.until(
+            "healthy at start",
+            () -> get(agent.httpPort(), "/healthz").statusCode(),
+            c -> c == 200,
+            Duration.ofSeconds(20));
+        long seq = 0;
+        StringBuilder b = new StringBuilder();
+        for (; seq < 8_000; seq++) {
+          b.append("4,")
+              .append(seq)
+              .append(",1000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=")
+              .append(seq)
+              .append(", GPU has fallen off the bus.\n");
+        }
+        Files.writeString(kmsg, b, StandardOpenOption.APPEND); // ~3 MB of records: the disk fills
+        HttpResponse<String> r =
+            Await.until(
+                "/healthz to report the spool",
+                () -> get(agent.httpPort(), "/healthz"),
+                x -> x.statusCode() == 503,
+                Duration.ofSeconds(30));
+        assertTrue(
+            WireJson.mapper()
+                .readTree(r.body())
+                .path("problems")
+                .path("spool")
+                .asText()
+                .contains("No space left on device"),
+            r.body());
+        Await.until(
+            "the source to go on, counting what it could not spool",
+            agent::spoolErrors,
+            n -> n > 0,
+            Duration.ofSeconds(30));
+        assertTrue(
+            get(agent.httpPort(), "/metrics")
+                .body()
+                .contains("cudawatch_agent_spool_write_errors_total"));
+
+        Await.until(
+            "every record taken by the kernel source",
+            () -> agent.kernelSource().shipped(),
+            n -> n == 8_000,
+            Duration.ofSeconds(60));
+        Files.delete(filler);
+        Files.writeString(
+            kmsg,
+            "4,"
+                + seq
+                + ",2000,-;NVRM: Xid (PCI:0000:3b:00): 48, An uncorrectable double bit error\n",
+            StandardOpenOption.APPEND);
+        Await.until(
+            "healthy again once the spool can be written",
+            () -> get(agent.httpPort(), "/healthz").statusCode(),
+            c -> c == 200,
+            Duration.ofSeconds(30));
+        assertTrue(agent.kernelSource() != null && agent.problems().isEmpty());
+      }
+    } finally {
+      new ProcessBuilder("umount", "-l", disk.toString()).start().waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+
+  private static boolean mount(Path at, String size) {
+    try {
+      Process p =
+          new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", at.toString())
+              .redirectErrorStream(true)
+              .start();
+      return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  private static HttpResponse<String> get(int port, String path) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+}
