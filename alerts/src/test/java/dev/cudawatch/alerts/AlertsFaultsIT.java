@@ -13,6 +13,7 @@ import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.Tmpfs;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -8,6 +8,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.Tmpfs;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,8 +20,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -59,9 +58,8 @@ class AgentHealthIT {
 
   @Test
   void aSpoolOnAFullDiskMakesTheAgentUnhealthyUntilThereIsRoomAgain() throws Exception {
-    Path disk = Files.createDirectories(dir.resolve("disk"));
-    Assumptions.assumeTrue(mount(disk, "1m"), "needs root to mount a tmpfs");
-    try {
+    Path disk = dir.resolve("disk");
+    try (Tmpfs mounted = Tmpfs.mount(disk, "1m")) {
       Path kmsg = dir.resolve("kmsg");
       Files.writeString(kmsg, "");
       Path filler = disk.resolve("filler");
@@ -127,20 +125,6 @@ class AgentHealthIT {
             Duration.ofSeconds(30));
         assertTrue(agent.kernelSource() != null && agent.problems().isEmpty());
       }
-    } finally {
-      new ProcessBuilder("umount", "-l", disk.toString()).start().waitFor(30, TimeUnit.SECONDS);
-    }
-  }
-
-  private static boolean mount(Path at, String size) {
-    try {
-      Process p =
-          new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", at.toString())
-              .redirectErrorStream(true)
-              .start();
-      return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
-    } catch (Exception e) {
-      return false;
     }
   }
 

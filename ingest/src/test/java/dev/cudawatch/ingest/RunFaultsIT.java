@@ -10,6 +10,7 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.Tmpfs;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +22,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,17 +50,13 @@ class RunFaultsIT {
   @Test
   void aFullDiskUnderTheSpoolNeverStopsTheJob() throws Exception {
     Path full = dir.resolve("full");
-    Files.createDirectories(full);
-    mountTmpfs(full, "1m");
-    try {
+    try (Tmpfs disk = Tmpfs.mount(full, "1m")) {
       Result r = run(config(full), "nosuch.invalid:9092", MILLION_LINES);
       assertEquals(7, r.exit, "the job's status");
       assertEquals(sha256OfSeq(1_000_000), r.stdoutSha256, "every line, unchanged, in order");
       assertEquals(1, count(r.stderr, "cannot write the spool"), "reported once: " + r.stderr);
       assertTrue(
           r.stderr.contains("lines of the job were not shipped"), "and counted: " + r.stderr);
-    } finally {
-      new ProcessBuilder("umount", full.toString()).start().waitFor();
     }
   }
 
@@ -147,20 +143,6 @@ class RunFaultsIT {
         c,
         "state_dir: " + dir.resolve("state") + "\nrun_spool_root: " + spoolRoot + "\nhost: n1\n");
     return c;
-  }
-
-  /** A real full disk: a 1 MiB tmpfs (root here and in CI; skipped elsewhere unless CI is set). */
-  private static void mountTmpfs(Path at, String size) throws Exception {
-    Process m =
-        new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", at.toString())
-            .redirectErrorStream(true)
-            .start();
-    String why = new String(m.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    boolean mounted = m.waitFor() == 0;
-    if (!mounted && System.getenv("CI") != null) {
-      throw new AssertionError("cannot mount a tmpfs (CI runs as root): " + why);
-    }
-    Assumptions.assumeTrue(mounted, "mounting a tmpfs needs root: " + why);
   }
 
   private static String sha256(Path f) throws Exception {

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.cudawatch.alerts.AlertsSettings;
-import dev.cudawatch.alerts.Tmpfs;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.Tmpfs;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;

@@ -1,4 +1,4 @@
-package dev.cudawatch.alerts;
+package dev.cudawatch.testkit;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
