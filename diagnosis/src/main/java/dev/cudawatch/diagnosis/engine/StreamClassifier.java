@@ -86,6 +86,9 @@ public final class StreamClassifier {
         bits &= bits - 1;
         Signature sig = sigs.get(i);
         Map<String, String> raw2 = sig.match(text);
+        if (raw2 != null && QuotedText.isQuoted(text)) {
+          return out;
+        }
         if (raw2 != null && sig.role() == Role.RESTART) {
           // a new process: what was open is complete, and its next failure is a root again
           out = append(out, flush(now));
@@ -259,7 +262,10 @@ public final class StreamClassifier {
       String k = e.getKey();
       String v = e.getValue();
       switch (k) {
-        case "kernel_path" -> out.put("kernel_file", v.substring(v.lastIndexOf('/') + 1));
+        case "kernel_path" ->
+            out.put(
+                "kernel_file",
+                v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
         case "pci" -> out.put("pci", kernelPci(v));
         case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
         case "ran_for_s" -> {
@@ -293,10 +299,18 @@ public final class StreamClassifier {
       e = catalog.cudaErrors().byCode(code.intValue());
     }
     Object text = f.remove("cuda_error_string");
-    if (e.isEmpty() && text instanceof String s) {
-      e = catalog.cudaErrors().byText(s);
+    if (!(f.get("cuda_error_name") instanceof String) && text instanceof String s) {
+      Optional<CudaError> byText = catalog.cudaErrors().byText(s);
+      if (byText.isPresent() && e.isPresent() && byText.get() != e.get()) {
+        // the number is from an older numbering (PyTorch 0.x's THC printed legacy codes, e.g. 4
+        // for a launch failure): the text names the error, the stated number stays as stated
+        return byText;
+      }
       if (e.isEmpty()) {
-        f.putIfAbsent("message", s);
+        e = byText;
+        if (e.isEmpty()) {
+          f.putIfAbsent("message", s);
+        }
       }
     }
     e.ifPresent(
