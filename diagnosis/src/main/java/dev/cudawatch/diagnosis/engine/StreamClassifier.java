@@ -12,6 +12,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -151,15 +153,18 @@ public final class StreamClassifier {
               c ->
                   (sig.attachTo().isEmpty() || sig.attachTo().contains(c.incidentClass))
                       && n - c.lastLine <= settings.attachWindowLines());
+      fields.remove("rank");
+      fields.remove("exception_type");
       if (target != null) {
-        fields.remove("rank");
-        fields.remove("exception_type");
         target.fill(fields);
         target.lastLine = n;
         target.addExcerpt(text);
         return true;
       }
       if (sig.incidentClass() == null) {
+        st.preamble = new HashMap<>(fields);
+        st.preambleFor = new HashSet<>(sig.attachTo());
+        st.preambleLine = n;
         return false;
       }
     }
@@ -209,6 +214,11 @@ public final class StreamClassifier {
     inc.eventTime = meta != null ? meta.eventTime() : null;
     inc.id = incidentId(inc.firstRecordId, cls);
     inc.fields.putAll(fields);
+    if (st.preamble != null
+        && n - st.preambleLine <= settings.attachWindowLines()
+        && (st.preambleFor.isEmpty() || st.preambleFor.contains(cls))) {
+      st.preamble.forEach(inc.fields::putIfAbsent);
+    }
     inc.framework = sig.framework() != null ? sig.framework() : detectFramework(text);
     cudaError.ifPresent(
         e -> {

@@ -1,6 +1,8 @@
 package dev.cudawatch.diagnosis.engine;
 
 import java.io.Serializable;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.ArrayList;
 
 /**
@@ -22,6 +24,16 @@ public final class StreamState implements Serializable {
   long tracebackLine = Long.MIN_VALUE / 2;
   long droppedConsequences;
   StreamContext context;
+
+  /**
+   * Fields of the latest attach-only line that came before any incident it could join (NCCL
+   * prints its version at start-up, the kernel names a GPU on the line before "fallen off the
+   * bus"): the next incident of a class it attaches to, within the attach window, takes them.
+   */
+  HashMap<String, Object> preamble;
+
+  HashSet<String> preambleFor;
+  long preambleLine;
 
   public long lineNo() {
     return lineNo;
