@@ -274,8 +274,7 @@ public final class StreamClassifier {
       switch (k) {
         case "kernel_path" ->
             out.put(
-                "kernel_file",
-                v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
+                "kernel_file", v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
         case "pci" -> out.put("pci", kernelPci(v));
         case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
         case "ran_for_s" -> {

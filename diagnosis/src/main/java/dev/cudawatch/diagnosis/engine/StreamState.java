@@ -1,9 +1,9 @@
 package dev.cudawatch.diagnosis.engine;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.ArrayList;
 
 /**
  * What the classifier remembers of one stream between lines: open incidents, the episode's root,
@@ -26,9 +26,9 @@ public final class StreamState implements Serializable {
   StreamContext context;
 
   /**
-   * Fields of the latest attach-only line that came before any incident it could join (NCCL
-   * prints its version at start-up, the kernel names a GPU on the line before "fallen off the
-   * bus"): the next incident of a class it attaches to, within the attach window, takes them.
+   * Fields of the latest attach-only line that came before any incident it could join (NCCL prints
+   * its version at start-up, the kernel names a GPU on the line before "fallen off the bus"): the
+   * next incident of a class it attaches to, within the attach window, takes them.
    */
   HashMap<String, Object> preamble;
 
