@@ -3,6 +3,7 @@ package dev.cudawatch.diagnosis.engine;
 import java.io.Serializable;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -26,6 +27,9 @@ public final class OpenIncident implements Serializable {
   Instant eventTime;
   ArrayList<String> excerpt = new ArrayList<>();
   String framework;
+
+  /** Fields of a preamble line before the incident (NCCL version, PCI address): filled in last. */
+  HashMap<String, Object> preamble;
 
   void fill(Map<String, Object> more) {
     for (var e : more.entrySet()) {

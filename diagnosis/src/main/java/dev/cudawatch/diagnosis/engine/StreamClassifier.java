@@ -76,6 +76,7 @@ public final class StreamClassifier {
     NormalizedLine nl = LineNormalizer.normalize(raw);
     String text = nl.text();
     trackTraceback(text, n);
+    trackDiffHunk(text);
     Arrays.fill(mask, 0L);
     if (!catalog.keywords().scan(text, mask)) {
       return out;
@@ -88,7 +89,7 @@ public final class StreamClassifier {
         bits &= bits - 1;
         Signature sig = sigs.get(i);
         Map<String, String> raw2 = sig.match(text);
-        if (raw2 != null && QuotedText.isQuoted(text)) {
+        if (raw2 != null && (st.inDiffHunk || QuotedText.isQuoted(text))) {
           return out;
         }
         if (raw2 != null && sig.role() == Role.RESTART) {
@@ -106,6 +107,20 @@ public final class StreamClassifier {
       }
     }
     return out;
+  }
+
+  /**
+   * A unified diff's hunk header starts quoted text that runs while lines keep the diff's form
+   * (context lines start with a space, changes with + or -): code and docs under review name errors
+   * without any failing.
+   */
+  private void trackDiffHunk(String text) {
+    if (text.startsWith("@@ -")) {
+      st.inDiffHunk = true;
+    } else if (st.inDiffHunk && !text.isEmpty()) {
+      char c = text.charAt(0);
+      st.inDiffHunk = c == ' ' || c == '+' || c == '-' || c == '\\';
+    }
   }
 
   /** Emits every open incident (end of input, or the stream went quiet). */
@@ -217,7 +232,7 @@ public final class StreamClassifier {
     if (st.preamble != null
         && n - st.preambleLine <= settings.attachWindowLines()
         && (st.preambleFor.isEmpty() || st.preambleFor.contains(cls))) {
-      st.preamble.forEach(inc.fields::putIfAbsent);
+      inc.preamble = new HashMap<>(st.preamble);
     }
     inc.framework = sig.framework() != null ? sig.framework() : detectFramework(text);
     cudaError.ifPresent(
@@ -277,6 +292,7 @@ public final class StreamClassifier {
                 "kernel_file", v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
         case "pci" -> out.put("pci", kernelPci(v));
         case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
+        case "cublas_status_code" -> out.putIfAbsent("cublas_status", CublasStatuses.nameOf(v));
         case "ran_for_s" -> {
           Long s = FieldValues.parseLong(v);
           if (s != null) {
@@ -449,6 +465,9 @@ public final class StreamClassifier {
 
   private Incident toIncident(OpenIncident c, Instant now) {
     Map<String, Object> fields = new LinkedHashMap<>(c.fields);
+    if (c.preamble != null) {
+      c.preamble.forEach(fields::putIfAbsent);
+    }
     String suspect = (String) fields.remove("_suspect");
     String severity = (String) fields.remove("_severity");
     if (c.framework != null) {

@@ -35,6 +35,9 @@ public final class StreamState implements Serializable {
   HashSet<String> preambleFor;
   long preambleLine;
 
+  /** Inside a unified diff hunk ({@code @@ -a,b +c,d @@} and its context, + and - lines). */
+  boolean inDiffHunk;
+
   public long lineNo() {
     return lineNo;
   }
