@@ -8,6 +8,7 @@ FROM eclipse-temurin:17.0.15_6-jdk AS build
 WORKDIR /src
 COPY .mvn .mvn
 COPY mvnw pom.xml ./
+COPY testkit/pom.xml testkit/
 COPY common/pom.xml common/
 COPY diagnosis/pom.xml diagnosis/
 COPY kafka-embedded/pom.xml kafka-embedded/
@@ -15,9 +16,12 @@ COPY ingest/pom.xml ingest/
 COPY processor/pom.xml processor/
 COPY alerts/pom.xml alerts/
 COPY launcher/pom.xml launcher/
+COPY simulator/pom.xml simulator/
 COPY bench/pom.xml bench/
-# dependencies first, so a source change does not download them again
-RUN ./mvnw -B -q dependency:go-offline -DexcludeReactor=true || true
+# dependencies first, so a source change does not download them again. Every module's pom must be
+# copied above (a test checks them against pom.xml's <modules>): with one missing the reactor does
+# not load and this step would download nothing. It fails the build if it fails.
+RUN ./mvnw -B -q dependency:go-offline -DexcludeReactor=true
 COPY . .
 RUN ./mvnw -B -q -DskipTests -Dspotless.check.skip=true package -pl launcher,processor,alerts,ingest -am
 
@@ -37,12 +41,19 @@ USER cudawatch
 EXPOSE 9400
 ENTRYPOINT ["java", "-Xmx512m", "-jar", "/opt/cudawatch/cudawatch-alerts.jar"]
 
+# Everything in one JVM. Its HTTP server listens on 127.0.0.1 only (as on a laptop), so run it on
+# the host's network, where that is the host's loopback:
+#   docker run --rm --network host -v "$PWD/logs:/var/lib/cudawatch/logs" --user "$(id -u):$(id -g)" cudawatch-local
+# It writes its broker data and logs under /var/lib/cudawatch, which the user it runs as owns.
 FROM runtime AS local
 COPY --from=build /src/launcher/target/cudawatch-local.jar /opt/cudawatch/
 COPY samples /opt/cudawatch/samples
+RUN install -d -o cudawatch -m 0777 /var/lib/cudawatch/logs /var/lib/cudawatch/data
 USER cudawatch
+WORKDIR /var/lib/cudawatch
 EXPOSE 9400
 ENTRYPOINT ["java", "-jar", "/opt/cudawatch/cudawatch-local.jar"]
+CMD ["--logs", "/var/lib/cudawatch/logs", "--data-dir", "/var/lib/cudawatch/data", "--replay", "/opt/cudawatch/samples"]
 
 # The Flink job: the official Flink image with the job jar in usrlib, for `flink run` from a
 # client container, application mode, or the Flink Kubernetes operator (local:///opt/flink/usrlib/...).

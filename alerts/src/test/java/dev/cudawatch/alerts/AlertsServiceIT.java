@@ -10,6 +10,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.testkit.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -20,8 +21,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -50,7 +51,7 @@ class AlertsServiceIT {
               s,
               new Health(),
               new PrintStream(console, true, StandardCharsets.UTF_8),
-              Clock.systemUTC())) {
+              Clock.fixed(Fixtures.T0.plusSeconds(30), java.time.ZoneOffset.UTC))) {
         svc.start();
         String base = "http://127.0.0.1:" + svc.httpPort();
         try (var p =
@@ -110,21 +111,15 @@ class AlertsServiceIT {
                 .get();
           }
         }
-        await(
-            wrap(
-                () ->
-                    get(base + "/metrics")
-                        .contains(
-                            "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.incidents\"} 2.0")));
-        String metrics = get(base + "/metrics");
-        assertTrue(
-            metrics.contains(
-                "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\",severity=\"error\",suspect=\"application\"} 1.0"),
-            metrics);
-        assertTrue(
-            metrics.contains(
-                "cudawatch_alerts_active{alertname=\"GpuJobFailure\",severity=\"error\"} 1.0"),
-            metrics);
+        // each assertion waits for its own state: the two topics are read independently
+        String metrics =
+            metricsShowing(
+                base,
+                "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.incidents\"} 2.0",
+                "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\",severity=\"error\",suspect=\"application\"} 1.0",
+                "cudawatch_alerts_active{alertname=\"GpuJobFailure\",severity=\"error\"} 1.0",
+                "cudawatch_gpu_lemon_score{gpu=\"0\",host=\"node-4\"} 2.0",
+                "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.alerts\"} 1.0");
         JsonNode body =
             WireJson.mapper().readTree(get(base + "/api/incidents?class=cuda_oom&host=node-1"));
         assertEquals(1, body.get("total").asInt());
@@ -136,22 +131,9 @@ class AlertsServiceIT {
             console
                 .toString(StandardCharsets.UTF_8)
                 .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
-        assertTrue(
-            metrics.contains("cudawatch_gpu_lemon_score{gpu=\"0\",host=\"node-4\"} 2.0"), metrics);
-        await(
-            wrap(
-                () ->
-                    get(base + "/metrics")
-                        .contains(
-                            "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.alerts\"} 1.0")));
         scrapedByRealPrometheus(svc.httpPort(), metrics);
         // lag is measured every 5 s once the consumer owns its partitions
-        await(
-            wrap(
-                () ->
-                    get(base + "/metrics")
-                        .contains(
-                            "cudawatch_consumer_lag_records{topic=\"cudawatch.incidents\"} 0.0")));
+        metricsShowing(base, "cudawatch_consumer_lag_records{topic=\"cudawatch.incidents\"} 0.0");
       }
     }
   }
@@ -181,16 +163,18 @@ class AlertsServiceIT {
         p.url(),
         "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\"}"
       };
-      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-      String out = "";
-      while (!out.contains("node-1")) {
-        assertTrue(p.isAlive(), "prometheus exited");
-        assertTrue(System.nanoTime() < deadline, "no series in Prometheus: " + out);
-        Thread.sleep(200); // polling Prometheus until its first scrapes are in
-        Process q = new ProcessBuilder(query).redirectErrorStream(true).start();
-        out = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        q.waitFor();
-      }
+      String out =
+          Await.until(
+              "the series in Prometheus (its first scrapes)",
+              () -> {
+                assertTrue(p.isAlive(), "prometheus exited");
+                Process q = new ProcessBuilder(query).redirectErrorStream(true).start();
+                String o = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                q.waitFor();
+                return o;
+              },
+              o -> o.contains("node-1"),
+              Duration.ofSeconds(60));
       assertTrue(out.contains("=> 1 @"), out);
       assertTrue(out.contains("suspect=\"application\""), out);
     }
@@ -208,26 +192,12 @@ class AlertsServiceIT {
         .statusCode();
   }
 
-  /**
-   * Polls a condition that a real broker makes true; bounded, so a broken build fails, not hangs.
-   */
-  static void await(BooleanSupplier ok) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!ok.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("condition not met in 60 s");
-      }
-      Thread.sleep(100);
-    }
-  }
-
-  private BooleanSupplier wrap(java.util.concurrent.Callable<Boolean> c) {
-    return () -> {
-      try {
-        return c.call();
-      } catch (Exception e) {
-        return false;
-      }
-    };
+  /** Waits until the service's metrics show every line, and returns them. */
+  private String metricsShowing(String base, String... lines) {
+    return Await.until(
+        "/metrics to show " + String.join(" and ", lines),
+        () -> get(base + "/metrics"),
+        m -> java.util.Arrays.stream(lines).allMatch(m::contains),
+        Duration.ofSeconds(60));
   }
 }

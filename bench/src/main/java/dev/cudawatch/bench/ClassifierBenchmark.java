@@ -67,7 +67,7 @@ public class ClassifierBenchmark {
     StreamClassifier c =
         new StreamClassifier(
             catalog,
-            new Advisor(catalog.xids()),
+            new Advisor(catalog.taxonomy()),
             new StreamContext("h", "j", "bench"),
             ClassifierSettings.defaults(),
             new StreamState());

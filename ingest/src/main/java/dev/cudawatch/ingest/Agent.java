@@ -30,6 +30,8 @@ import org.slf4j.LoggerFactory;
 public final class Agent implements Runnable, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
 
+  private static final long LOOP_STOP_MS = 10_000;
+
   private final AgentSettings settings;
   private final Shipper shipper;
   private final FileTailer tailer;
@@ -39,6 +41,11 @@ public final class Agent implements Runnable, AutoCloseable {
   private final AtomicLong truncatedLines = new AtomicLong();
   private long lastCheckpoint;
   private FileTailer kernelTailer;
+  private PositionStore kernelPositions;
+
+  /** The thread running {@link #run}, which close() stops and joins before the last checkpoint. */
+  private volatile Thread loop;
+
   private java.util.Map<String, Integer> pciToGpu = java.util.Map.of();
   private volatile boolean running = true;
   private volatile boolean started;
@@ -60,10 +67,11 @@ public final class Agent implements Runnable, AutoCloseable {
   public void followKernelLog(Path file, java.util.Map<String, Integer> pciToGpu)
       throws IOException {
     this.pciToGpu = pciToGpu;
+    this.kernelPositions = new PositionStore(Path.of(settings.stateDir(), "kernel"));
     this.kernelTailer =
         new FileTailer(
             List.of(file.toString()),
-            new PositionStore(Path.of(settings.stateDir(), "kernel")).load(),
+            kernelPositions.load(),
             settings.maxLineBytes(),
             settings.readBudgetBytes());
   }
@@ -75,18 +83,22 @@ public final class Agent implements Runnable, AutoCloseable {
       n += kernelTailer.poll(this::shipKernel);
     }
     long now = clock.millis();
-    if (now - lastCheckpoint >= settings.checkpointIntervalMs()) {
+    // a clock set back (NTP, a shifted VM clock) must not stop checkpoints until it catches up
+    if (now - lastCheckpoint >= settings.checkpointIntervalMs() || now < lastCheckpoint) {
       checkpoint();
       lastCheckpoint = now;
     }
     return n;
   }
 
-  /** Writes the acknowledged positions now. */
-  public void checkpoint() throws IOException {
+  /**
+   * Writes the acknowledged positions now. One checkpoint at a time: the loop's and close()'s must
+   * not interleave, or an older snapshot could be renamed over a newer one.
+   */
+  public synchronized void checkpoint() throws IOException {
     positions.save(tailer.positions());
     if (kernelTailer != null) {
-      new PositionStore(Path.of(settings.stateDir(), "kernel")).save(kernelTailer.positions());
+      kernelPositions.save(kernelTailer.positions());
     }
   }
 
@@ -144,7 +156,7 @@ public final class Agent implements Runnable, AutoCloseable {
   }
 
   /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
-  static Integer rankPrefix(String text) {
+  public static Integer rankPrefix(String text) {
     if (!text.startsWith("[rank")) {
       return null;
     }
@@ -227,6 +239,7 @@ public final class Agent implements Runnable, AutoCloseable {
 
   @Override
   public void run() {
+    loop = Thread.currentThread();
     started = true;
     while (running) {
       try {
@@ -239,6 +252,22 @@ public final class Agent implements Runnable, AutoCloseable {
       } catch (IOException | RuntimeException e) {
         LOG.warn("agent round failed: {}", e.toString());
       }
+    }
+  }
+
+  private void stopLoop() {
+    Thread t = loop;
+    if (t == null || t == Thread.currentThread()) {
+      return;
+    }
+    try {
+      t.join(LOOP_STOP_MS); // a round ends within one poll interval or one read budget
+      if (t.isAlive()) {
+        t.interrupt(); // blocked on a broker that is gone: the positions wait for acks anyway
+        t.join(LOOP_STOP_MS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -262,10 +291,14 @@ public final class Agent implements Runnable, AutoCloseable {
     return shipper;
   }
 
-  /** Stops the loop, waits for the broker to acknowledge what was sent, checkpoints. */
+  /**
+   * Stops the loop and waits for it to finish its round, waits for the broker to acknowledge what
+   * was sent, then writes the last checkpoint: after the loop's last one, never beside it.
+   */
   @Override
   public void close() throws IOException {
     running = false;
+    stopLoop();
     shipper.flush();
     checkpoint();
     tailer.close();

@@ -122,14 +122,7 @@ public final class AgentRuntime implements AutoCloseable {
    * spool once it is empty.
    */
   private void adoptRunSpools() throws IOException {
-    Path runs = Path.of(settings.stateDir(), RunMain.RUN_SPOOLS);
-    if (!Files.isDirectory(runs)) {
-      return;
-    }
-    List<Path> dirs;
-    try (var s = Files.list(runs)) {
-      dirs = s.filter(Files::isDirectory).toList();
-    }
+    List<Path> dirs = dev.cudawatch.ingest.run.RunSpools.all(Path.of(settings.runSpoolRoot()));
     for (Path dir : dirs) {
       DiskSpool left = new DiskSpool(dir, settings.spoolMaxBytes(), settings.spoolSegmentBytes());
       SpoolForwarder f = new SpoolForwarder(left, shipper, 20_000);

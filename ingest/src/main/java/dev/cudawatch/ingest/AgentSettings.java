@@ -26,6 +26,8 @@ import java.util.List;
  * @param httpHost address of the agent's /metrics and /healthz
  * @param httpPort port of /metrics and /healthz; -1 turns them off
  * @param keepRaw ship the text of lines as written, beside the text without terminal escapes
+ * @param runSpoolRoot where {@code cudawatch run} spools what it could not ship ({@code
+ *     ROOT/cudawatch-run-USER/RUN-ID/}) and where the agent ships it from; {@code /var/tmp}
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -44,7 +46,8 @@ public record AgentSettings(
     Long spoolSegmentBytes,
     String httpHost,
     Integer httpPort,
-    Boolean keepRaw)
+    Boolean keepRaw,
+    String runSpoolRoot)
     implements Validated {
 
   public AgentSettings {
@@ -64,12 +67,14 @@ public record AgentSettings(
     httpHost = httpHost == null ? "127.0.0.1" : httpHost;
     httpPort = httpPort == null ? 9401 : httpPort;
     keepRaw = keepRaw == null ? Boolean.FALSE : keepRaw;
+    runSpoolRoot =
+        runSpoolRoot == null ? dev.cudawatch.ingest.run.RunSpools.DEFAULT_ROOT : runSpoolRoot;
   }
 
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null);
+        null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -90,7 +95,8 @@ public record AgentSettings(
         spoolSegmentBytes,
         httpHost,
         httpPort,
-        keepRaw);
+        keepRaw,
+        runSpoolRoot);
   }
 
   /** The same settings with other sampling and HTTP settings (tests and local mode). */
@@ -112,7 +118,31 @@ public record AgentSettings(
         spoolSegmentBytes,
         httpHost,
         port,
-        keepRaw);
+        keepRaw,
+        runSpoolRoot);
+  }
+
+  /** The same settings with another root for run spools (tests). */
+  public AgentSettings withRunSpoolRoot(String root) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        root);
   }
 
   @Override

@@ -31,6 +31,29 @@ public final class NodeEnvironment {
     return null;
   }
 
+  /**
+   * The task's global rank: torchrun's RANK, else Slurm's SLURM_PROCID (a task started by srun),
+   * else Open MPI's OMPI_COMM_WORLD_RANK; null outside a distributed job.
+   */
+  public static Integer rank(Map<String, String> env) {
+    return firstInt(env, "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK");
+  }
+
+  /** The task's rank on its node: LOCAL_RANK, SLURM_LOCALID or OMPI_COMM_WORLD_LOCAL_RANK. */
+  public static Integer localRank(Map<String, String> env) {
+    return firstInt(env, "LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK");
+  }
+
+  private static Integer firstInt(Map<String, String> env, String... keys) {
+    for (String k : keys) {
+      Integer v = intEnv(env, k);
+      if (v != null) {
+        return v;
+      }
+    }
+    return null;
+  }
+
   public static Integer intEnv(Map<String, String> env, String k) {
     try {
       return env.containsKey(k) ? Integer.valueOf(env.get(k).strip()) : null;

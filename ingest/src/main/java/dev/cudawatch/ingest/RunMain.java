@@ -3,15 +3,13 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
-import dev.cudawatch.common.wire.RecordKind;
-import dev.cudawatch.ingest.ship.Shipper;
-import dev.cudawatch.ingest.spool.DiskSpool;
-import dev.cudawatch.ingest.spool.SpoolForwarder;
-import dev.cudawatch.ingest.streams.SpoolingOutput;
+import dev.cudawatch.ingest.run.ChildProcess;
+import dev.cudawatch.ingest.run.ExitStatus;
+import dev.cudawatch.ingest.run.RunRecords;
+import dev.cudawatch.ingest.run.RunShipping;
+import dev.cudawatch.ingest.run.SignalForwarding;
 import dev.cudawatch.ingest.streams.StreamPump;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -39,9 +37,6 @@ import picocli.CommandLine.Parameters;
     mixinStandardHelpOptions = true,
     description = "Run a training command and ship its output to Kafka.")
 public final class RunMain implements Callable<Integer> {
-  /** Spools of runs, under the state directory; the agent ships what they still hold. */
-  public static final String RUN_SPOOLS = "spool-run";
-
   @Option(
       names = "--job",
       paramLabel = "ID",
@@ -66,6 +61,9 @@ public final class RunMain implements Callable<Integer> {
       description = "how long to wait after the command for shipping (default: ${DEFAULT-VALUE})")
   int drainSeconds;
 
+  /** One id per run: the stream id of its records and the name of its spool. */
+  private final String runId = UUID.randomUUID().toString();
+
   @Parameters(
       arity = "1..*",
       paramLabel = "CMD",
@@ -80,8 +78,58 @@ public final class RunMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    AgentSettings s =
-        new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
+    // Nothing before the child starts may stop it from starting: a bad configuration is
+    // reported and the job runs unwatched (its output still passes through).
+    AgentSettings s;
+    try {
+      s = new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
+    } catch (Exception | LinkageError e) {
+      System.err.println("cudawatch run: " + e.getMessage() + "; the job runs without shipping");
+      s = null;
+    }
+    ChildProcess child;
+    try {
+      child = ChildProcess.start(command);
+    } catch (IOException e) {
+      System.err.println("cudawatch run: " + e.getMessage());
+      return 127;
+    }
+    try (SignalForwarding signals = SignalForwarding.to(child);
+        RunShipping shipping = s == null ? null : openShipping(s)) {
+      Map<String, String> env = System.getenv();
+      String jobId =
+          job != null
+              ? job
+              : s != null && s.job() != null
+                  ? s.job()
+                  : "run-" + UUID.randomUUID().toString().substring(0, 8);
+      RunRecords records =
+          new RunRecords(
+              s == null ? AgentSettings.defaults() : s,
+              jobId,
+              NodeEnvironment.rank(env),
+              NodeEnvironment.localRank(env),
+              singleVisibleDevice(env.get("CUDA_VISIBLE_DEVICES")),
+              runId,
+              Clock.systemUTC());
+      java.util.function.Consumer<LogRecord> sink = shipping == null ? r -> {} : shipping::write;
+      int maxLine = s == null ? AgentSettings.defaults().maxLineBytes() : s.maxLineBytes();
+      Thread o = pump(child.stdout(), System.out, "stdout", records, maxLine, sink);
+      Thread e = pump(child.stderr(), System.err, "stderr", records, maxLine, sink);
+      ExitStatus status = child.waitFor();
+      o.join();
+      e.join();
+      if (shipping != null) {
+        shipping.write(records.exit(command, status));
+        boolean drained = shipping.drain(drainSeconds);
+        shipping.close();
+        finish(shipping, drained);
+      }
+      return status.shellCode();
+    }
+  }
+
+  private RunShipping openShipping(AgentSettings s) {
     KafkaSettings configured =
         bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap);
     Map<String, String> props = new HashMap<>(configured.properties());
@@ -89,105 +137,35 @@ public final class RunMain implements Callable<Integer> {
     props.putIfAbsent("delivery.timeout.ms", "30000");
     props.putIfAbsent("request.timeout.ms", "10000");
     KafkaSettings kafka = new KafkaSettings(configured.bootstrapServers(), props);
-    String jobId =
-        job != null
-            ? job
-            : s.job() != null ? s.job() : "run-" + UUID.randomUUID().toString().substring(0, 8);
-    String runId = UUID.randomUUID().toString();
-    Map<String, String> env = System.getenv();
-    Integer rank = NodeEnvironment.intEnv(env, "RANK");
-    Integer localRank = NodeEnvironment.intEnv(env, "LOCAL_RANK");
-    Integer gpu = singleVisibleDevice(env.get("CUDA_VISIBLE_DEVICES"));
-    Clock clock = Clock.systemUTC();
+    return RunShipping.open(
+        Path.of(s.runSpoolRoot()),
+        runId,
+        s.spoolMaxBytes(),
+        s.spoolSegmentBytes(),
+        kafka,
+        System.err);
+  }
 
-    Process p;
-    try {
-      p = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.INHERIT).start();
-    } catch (IOException e) {
-      System.err.println("cudawatch run: cannot start " + command.get(0) + ": " + e.getMessage());
-      return 127;
-    }
-    Path spoolDir = Path.of(s.stateDir(), RUN_SPOOLS, runId);
-    DiskSpool spool = new DiskSpool(spoolDir, s.spoolMaxBytes(), s.spoolSegmentBytes());
-    SpoolingOutput out = new SpoolingOutput(spool, 100);
-    Shipper shipper = new Shipper(kafka);
-    SpoolForwarder forwarder = new SpoolForwarder(spool, shipper, 20_000);
-    Thread shipping = new Thread(forwarder, "cudawatch-run-ship");
-    shipping.setDaemon(true);
-    shipping.start();
-
-    String source = "run:" + jobId + (rank != null ? "/rank" + rank : "");
-    Thread o =
-        pump(
-            p.getInputStream(),
-            System.out,
-            "stdout",
-            source,
-            runId,
-            jobId,
-            rank,
-            localRank,
-            gpu,
-            s,
-            out,
-            clock);
-    Thread e =
-        pump(
-            p.getErrorStream(),
-            System.err,
-            "stderr",
-            source,
-            runId,
-            jobId,
-            rank,
-            localRank,
-            gpu,
-            s,
-            out,
-            clock);
-    int code = p.waitFor();
-    o.join();
-    e.join();
-    String status =
-        code > 128 ? "signal=" + (code - 128) + " exit_code=" + code : "exit_code=" + code;
-    out.write(
-        LogRecord.builder()
-            .host(s.host())
-            .job(jobId)
-            .rank(rank)
-            .localRank(localRank)
-            .gpu(gpu)
-            .kind(RecordKind.EXIT)
-            .stream("exit")
-            .source(source + "/exit")
-            .sourceId(runId)
-            .offset(0)
-            .eventTime(clock.instant())
-            .text("cudawatch run: " + String.join(" ", command) + " finished with " + status)
-            .build());
-    out.sync();
-
-    long deadline = System.currentTimeMillis() + drainSeconds * 1000L;
-    while ((spool.hasUnread() || forwarder.inFlight() > 0)
-        && System.currentTimeMillis() < deadline) {
-      Thread.sleep(50);
-    }
-    boolean drained = !spool.hasUnread() && forwarder.inFlight() == 0;
-    forwarder.close();
-    shipping.interrupt();
-    shipper.close();
-    spool.close();
-    if (drained) {
-      deleteTree(spoolDir);
-    } else {
+  private static void finish(RunShipping shipping, boolean drained) {
+    Path dir = shipping.spoolDir();
+    if (drained && dir != null) {
+      try {
+        deleteTree(dir);
+      } catch (IOException e) {
+        // shipped already; the agent removes an empty spool too
+      }
+    } else if (shipping.spooling()) {
       System.err.println(
-          "cudawatch run: Kafka at "
-              + kafka.bootstrapServers()
-              + " was unreachable; the output stays spooled in "
-              + spoolDir
-              + " and the agent ships it once Kafka is back");
+          "cudawatch run: Kafka was unreachable; the output stays spooled in "
+              + dir
+              + " and the node agent ships it once Kafka is back");
     }
-    return code;
+    if (shipping.notShipped() > 0) {
+      System.err.println(
+          "cudawatch run: "
+              + shipping.notShipped()
+              + " lines of the job were not shipped (see above)");
+    }
   }
 
   static Integer singleVisibleDevice(String visible) {
@@ -202,39 +180,15 @@ public final class RunMain implements Callable<Integer> {
   }
 
   private static Thread pump(
-      InputStream in,
-      OutputStream passThrough,
+      java.io.InputStream in,
+      java.io.OutputStream passThrough,
       String stream,
-      String source,
-      String runId,
-      String job,
-      Integer rank,
-      Integer localRank,
-      Integer gpu,
-      AgentSettings s,
-      SpoolingOutput out,
-      Clock clock) {
+      RunRecords records,
+      int maxLineBytes,
+      java.util.function.Consumer<LogRecord> sink) {
     Thread t =
         new Thread(
-            new StreamPump(
-                in,
-                passThrough,
-                s.maxLineBytes(),
-                l ->
-                    LogRecord.builder()
-                        .host(s.host())
-                        .job(job)
-                        .rank(rank != null ? rank : Agent.rankPrefix(l.text()))
-                        .localRank(localRank)
-                        .gpu(gpu)
-                        .stream(stream)
-                        .source(source + "/" + stream)
-                        .sourceId(runId)
-                        .offset(l.start())
-                        .eventTime(clock.instant())
-                        .text(l.text())
-                        .build(),
-                out::write),
+            new StreamPump(in, passThrough, maxLineBytes, l -> records.line(stream, l), sink),
             "cudawatch-run-" + stream);
     t.start();
     return t;

@@ -91,7 +91,8 @@ class AgentCrashIT {
           for (BufferedWriter w : out) {
             w.flush();
           }
-          Thread.sleep(12); // about 15,000 lines a second: the kills land mid-stream
+          Thread.sleep(
+              12); // pacing, part of the scenario: ~15,000 lines/s, so kills land mid-stream
         }
         if (kills < 10 && System.nanoTime() > nextKill) {
           agent.destroyForcibly().waitFor(); // SIGKILL: no shutdown hook, no flush

@@ -47,20 +47,12 @@ class AgentOutageIT {
       loop.setDaemon(true);
       loop.start();
       int n = 0;
-      long phaseEnd = System.currentTimeMillis() + 3000;
-      while (System.currentTimeMillis() < phaseEnd) {
-        n = write(w, n, expected);
-      }
+      // the fault is a length of time: 3 s up, 30 s down, 3 s up again (monotonic clock)
+      n = writeFor(Duration.ofSeconds(3), w, n, expected);
       broker.close(); // the broker is gone
-      long outageEnd = System.currentTimeMillis() + 30_000;
-      while (System.currentTimeMillis() < outageEnd) {
-        n = write(w, n, expected);
-      }
+      n = writeFor(Duration.ofSeconds(30), w, n, expected);
       broker = EmbeddedKafkaBroker.start(data, bp, cp); // back, same address and data
-      phaseEnd = System.currentTimeMillis() + 3000;
-      while (System.currentTimeMillis() < phaseEnd) {
-        n = write(w, n, expected);
-      }
+      n = writeFor(Duration.ofSeconds(3), w, n, expected);
       Set<String> got = read(broker.bootstrapServers(), expected.size());
       Set<String> missing = new HashSet<>(expected);
       missing.removeAll(got);
@@ -74,6 +66,14 @@ class AgentOutageIT {
     }
   }
 
+  private static int writeFor(Duration d, BufferedWriter w, int n, Set<String> expected)
+      throws Exception {
+    for (long end = System.nanoTime() + d.toNanos(); System.nanoTime() < end; ) {
+      n = write(w, n, expected);
+    }
+    return n;
+  }
+
   private static int write(BufferedWriter w, int n, Set<String> expected) throws Exception {
     for (int i = 0; i < 50; i++, n++) {
       String line = "line " + n;
@@ -81,7 +81,7 @@ class AgentOutageIT {
       expected.add(line);
     }
     w.flush();
-    Thread.sleep(10); // a job writing about 5,000 lines a second
+    Thread.sleep(10); // pacing, part of the scenario: a job writing about 5,000 lines a second
     return n;
   }
 

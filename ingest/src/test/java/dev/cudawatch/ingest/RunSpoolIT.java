@@ -8,7 +8,9 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.ingest.run.RunSpools;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -34,9 +36,16 @@ class RunSpoolIT {
     Path state = dir.resolve("state");
     Path config = dir.resolve("agent.yaml");
     int deadPort = dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker.freePort();
+    Path runSpools = dir.resolve("var-tmp");
     Files.writeString(
         config,
-        "kafka:\n  bootstrap_servers: 127.0.0.1:" + deadPort + "\nstate_dir: " + state + "\n");
+        "kafka:\n  bootstrap_servers: 127.0.0.1:"
+            + deadPort
+            + "\nstate_dir: "
+            + state
+            + "\nrun_spool_root: "
+            + runSpools
+            + "\n");
     RunMain run = new RunMain();
     int code =
         new CommandLine(run)
@@ -53,8 +62,7 @@ class RunSpoolIT {
                 "-c",
                 "echo out-line; echo err-line >&2; exit 3");
     assertEquals(3, code, "the command's status");
-    assertTrue(
-        Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isPresent(), "output spooled");
+    assertEquals(1, RunSpools.all(runSpools).size(), "output spooled where the agent looks");
 
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
@@ -64,7 +72,8 @@ class RunSpoolIT {
                   new KafkaSettings(broker.bootstrapServers(), Map.of()),
                   List.of(),
                   state.toString())
-              .withSources(null, 0, -1);
+              .withSources(null, 0, -1)
+              .withRunSpoolRoot(runSpools.toString());
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);
@@ -80,21 +89,22 @@ class RunSpoolIT {
                 new ByteArrayDeserializer(),
                 new ByteArrayDeserializer())) {
           c.subscribe(List.of(Topics.LOGS));
-          long deadline = System.currentTimeMillis() + 60_000;
-          while (got.size() < 3 && System.currentTimeMillis() < deadline) {
-            for (var r : c.poll(Duration.ofMillis(200))) {
-              got.add(WireJson.readLogRecord(r.value()));
-            }
-          }
+          Await.until(
+              "the spooled records in Kafka",
+              () -> {
+                for (var r : c.poll(Duration.ofMillis(200))) {
+                  got.add(WireJson.readLogRecord(r.value()));
+                }
+                return got.size();
+              },
+              n -> n >= 3,
+              Duration.ofSeconds(60));
         }
-        long deadline = System.currentTimeMillis() + 30_000;
-        while (Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isPresent()
-            && System.currentTimeMillis() < deadline) {
-          Thread.sleep(100);
-        }
-        assertTrue(
-            Files.list(state.resolve(RunMain.RUN_SPOOLS)).findAny().isEmpty(),
-            "the shipped spool is removed");
+        Await.until(
+            "the shipped spool to be removed",
+            () -> RunSpools.all(runSpools),
+            List::isEmpty,
+            Duration.ofSeconds(30));
       }
       assertEquals(3, got.size());
       assertTrue(

@@ -10,7 +10,10 @@ import dev.cudawatch.ingest.streams.GpuMemorySampler;
 import dev.cudawatch.ingest.streams.KernelLogSource;
 import dev.cudawatch.ingest.streams.KernelLogSourceAccess;
 import dev.cudawatch.ingest.streams.PciMap;
+import dev.cudawatch.testkit.Await;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,14 +37,15 @@ class StreamSourcesTest {
   void withoutNvidiaSmiTheSamplerWarnsOnceAndStopsQuietly() throws Exception {
     List<LogRecord> out = new ArrayList<>();
     GpuMemorySampler s =
-        new GpuMemorySampler("/nonexistent/nvidia-smi", 500, "h", out::add, Clock.systemUTC());
+        new GpuMemorySampler(
+            "/nonexistent/nvidia-smi",
+            500,
+            "h",
+            out::add,
+            Clock.fixed(Instant.EPOCH, ZoneOffset.UTC));
     Thread t = new Thread(s);
     t.start();
-    long deadline = System.currentTimeMillis() + 10_000;
-    while (!s.warned() && System.currentTimeMillis() < deadline) {
-      Thread.sleep(10);
-    }
-    assertTrue(s.warned(), "warned");
+    Await.until("the sampler's warning", s::warned, java.time.Duration.ofSeconds(10));
     assertTrue(t.isAlive(), "the sampler (and so the agent) keeps running");
     s.stop();
     t.interrupt();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.testkit.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -103,11 +104,7 @@ class LocalClusterIT {
   }
 
   /** Waits for the real pipeline, bounded: a broken build fails in 90 s instead of hanging. */
-  private static void await(java.util.function.BooleanSupplier ok) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 90_000;
-    while (!ok.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "condition not met in 90 s");
-      Thread.sleep(100);
-    }
+  private static void await(java.util.function.BooleanSupplier ok) {
+    Await.until("the pipeline's state", ok, java.time.Duration.ofSeconds(90));
   }
 }

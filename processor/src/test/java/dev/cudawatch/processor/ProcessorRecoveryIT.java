@@ -10,6 +10,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
+import dev.cudawatch.testkit.Await;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -138,7 +139,7 @@ class ProcessorRecoveryIT {
                       WireJson.toBytes(r)))
               .get();
         }
-        Thread.sleep(50); // a steady stream, so the kill lands in the middle of it
+        Thread.sleep(50); // pacing, part of the scenario: a steady stream the kill lands in
       }
     } catch (Exception e) {
       throw new IllegalStateException(e);
@@ -174,16 +175,13 @@ class ProcessorRecoveryIT {
   }
 
   /** The newest completed checkpoint (one with its metadata written) after a few have completed. */
-  private static Path awaitCheckpoint(Path checkpoints, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      Optional<Path> newest = newestCheckpoint(checkpoints);
-      if (newest.isPresent() && number(newest.get()) >= 3) {
-        return newest.get();
-      }
-      Thread.sleep(100); // polling the file system for the checkpoint, not waiting for time
-    }
-    throw new AssertionError("no checkpoint completed within " + timeout);
+  private static Path awaitCheckpoint(Path checkpoints, Duration timeout) {
+    return Await.until(
+            "a third completed checkpoint",
+            () -> newestCheckpoint(checkpoints),
+            newest -> newest.isPresent() && number(newest.get()) >= 3,
+            timeout)
+        .orElseThrow();
   }
 
   private static Optional<Path> newestCheckpoint(Path checkpoints) throws Exception {

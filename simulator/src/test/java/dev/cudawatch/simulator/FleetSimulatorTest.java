@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import dev.cudawatch.diagnosis.engine.OfflineClassifier;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,8 +69,9 @@ class FleetSimulatorTest {
     }
     Set<String> injected = new TreeSet<>();
     truth.stream().filter(e -> e.type().equals("incident")).forEach(e -> injected.add(e.name()));
-    assertEquals(
-        new TreeSet<>(CatalogLoader.CLASSES), injected, "every class of shared/spec/TAXONOMY.md");
+    // every injected failure is of a taxonomy class (today the simulator fakes all of them; a new
+    // class needs no simulator change to be added)
+    assertTrue(Taxonomy.builtIn().ids().containsAll(injected), "not in taxonomy.yaml: " + injected);
 
     // what the classifier finds in each file, by (host, file kind, class, root)
     Set<String> found = new HashSet<>();

@@ -39,7 +39,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   private final Consumer<Incident> onIncident;
   private final Consumer<Alert> onAlert;
   private final Runnable afterBatch;
-  private long lagCheckedAt;
+  private long lagCheckedAt = System.nanoTime() / 1_000_000 - 5_000; // due at once
   private final Clock clock;
   private volatile boolean assigned;
   private volatile boolean running = true;
@@ -94,8 +94,9 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
         if (!records.isEmpty()) {
           afterBatch.run(); // before the next poll commits these offsets
         }
-        if (clock.millis() - lagCheckedAt >= 5_000 && assigned) {
-          lagCheckedAt = clock.millis();
+        long nowMs = System.nanoTime() / 1_000_000; // an interval: the monotonic clock
+        if (nowMs - lagCheckedAt >= 5_000 && assigned) {
+          lagCheckedAt = nowMs;
           reportLag();
         }
       }

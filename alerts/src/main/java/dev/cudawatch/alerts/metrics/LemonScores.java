@@ -1,5 +1,6 @@
 package dev.cudawatch.alerts.metrics;
 
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -14,17 +15,9 @@ import java.util.Set;
  * jobs per GPU.
  */
 final class LemonScores {
-  static final Set<String> COUNTED =
-      Set.of(
-          "illegal_memory_access",
-          "misaligned_address",
-          "invalid_address_space",
-          "kernel_exception",
-          "ecc_error",
-          "gpu_lost",
-          "gpu_xid",
-          "nccl_error",
-          "cuda_error");
+  /** The classes counted: those taxonomy.yaml marks {@code lemon_gpu: true}. */
+  static final Set<String> COUNTED = Taxonomy.builtIn().lemonClasses();
+
   static final Duration WINDOW = Duration.ofHours(24);
   static final int MAX_JOBS = 1000;
 

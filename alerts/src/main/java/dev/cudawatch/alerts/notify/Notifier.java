@@ -2,6 +2,7 @@ package dev.cudawatch.alerts.notify;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
+import dev.cudawatch.common.io.AtomicFiles;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
@@ -10,7 +11,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -182,20 +182,8 @@ public final class Notifier implements AutoCloseable {
     }
     Map<String, Map<String, Grouper.Group>> state = new LinkedHashMap<>();
     groupers.forEach((k, g) -> state.put(k, g.state()));
-    Path tmp = stateFile.resolveSibling(stateFile.getFileName() + ".tmp");
     try {
-      Files.createDirectories(stateFile.getParent());
-      try (var c =
-          java.nio.channels.FileChannel.open(
-              tmp,
-              java.nio.file.StandardOpenOption.CREATE,
-              java.nio.file.StandardOpenOption.TRUNCATE_EXISTING,
-              java.nio.file.StandardOpenOption.WRITE)) {
-        c.write(java.nio.ByteBuffer.wrap(WireJson.mapper().writeValueAsBytes(state)));
-        c.force(true);
-      }
-      Files.move(
-          tmp, stateFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      AtomicFiles.write(stateFile, WireJson.mapper().writeValueAsBytes(state));
       dirty = false;
     } catch (IOException e) {
       throw new UncheckedIOException("notifier state: " + e.getMessage(), e);

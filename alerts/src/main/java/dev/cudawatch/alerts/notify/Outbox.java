@@ -1,13 +1,10 @@
 package dev.cudawatch.alerts.notify;
 
+import dev.cudawatch.common.io.AtomicFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -66,23 +63,8 @@ public final class Outbox {
     long seq = nextSeq++;
     Path rdir = dir.resolve(receiver);
     Path file = rdir.resolve(String.format("%020d.json", seq));
-    Path tmp = rdir.resolve(String.format("%020d.tmp", seq));
     try {
-      Files.createDirectories(rdir);
-      try (FileChannel c =
-          FileChannel.open(
-              tmp,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.TRUNCATE_EXISTING,
-              StandardOpenOption.WRITE)) {
-        c.write(java.nio.ByteBuffer.wrap(payload));
-        c.force(true);
-      }
-      try {
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-      }
+      AtomicFiles.write(file, payload);
     } catch (IOException e) {
       throw new UncheckedIOException("outbox: cannot store a notification: " + e.getMessage(), e);
     }
@@ -98,7 +80,7 @@ public final class Outbox {
   /** The oldest notification for {@code receiver}, waiting up to {@code waitMs} for one. */
   public synchronized Optional<Entry> next(String receiver, long waitMs)
       throws InterruptedException {
-    long deadline = System.currentTimeMillis() + waitMs;
+    long deadline = System.nanoTime() / 1_000_000 + waitMs; // monotonic: a wait, not a date
     while (true) {
       TreeMap<Long, Path> q = pending.get(receiver);
       if (q != null && !q.isEmpty()) {
@@ -111,7 +93,7 @@ public final class Outbox {
           continue;
         }
       }
-      long left = deadline - System.currentTimeMillis();
+      long left = deadline - System.nanoTime() / 1_000_000;
       if (left <= 0) {
         return Optional.empty();
       }

@@ -9,6 +9,7 @@ import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.alerts.RealBinaries;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -121,13 +122,14 @@ class AlertmanagerIT {
     }
   }
 
-  private static void await(java.util.function.BooleanSupplier done, Process p)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!done.getAsBoolean()) {
-      assertTrue(p.isAlive(), "alertmanager exited");
-      assertTrue(System.nanoTime() < deadline, "timed out");
-      Thread.sleep(50); // polling Alertmanager's API
-    }
+  private static void await(java.util.function.BooleanSupplier done, Process p) {
+    Await.until(
+        "Alertmanager's API to show it",
+        () -> {
+          assertTrue(p.isAlive(), "alertmanager exited");
+          return done.getAsBoolean();
+        },
+        Boolean.TRUE::equals,
+        java.time.Duration.ofSeconds(30));
   }
 }

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.testkit.Await;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
@@ -93,12 +94,8 @@ class NotifierDeliveryIT {
     return out.toString(StandardCharsets.UTF_8);
   }
 
-  private void await(java.util.function.BooleanSupplier done) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!done.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "timed out");
-      Thread.sleep(20); // polling for the receiver's state
-    }
+  private void await(java.util.function.BooleanSupplier done) {
+    Await.until("the receiver's state", done, java.time.Duration.ofSeconds(30));
   }
 
   @Test

@@ -110,4 +110,157 @@ public record Incident(
         excerpt,
         v2);
   }
+
+  /** Starts an incident of this id and class; parts not set stay null, empty, or a count of 1. */
+  public static Builder builder(String id, String incidentClass) {
+    return new Builder(id, incidentClass);
+  }
+
+  /** Builds an {@link Incident} part by part, instead of its 22 positional arguments. */
+  public static final class Builder {
+    private final String id;
+    private final String incidentClass;
+    private boolean root = true;
+    private String rootId;
+    private int count = 1;
+    private String severity;
+    private String suspect;
+    private String signature;
+    private Map<String, Object> fields;
+    private String summary;
+    private String explanation;
+    private List<String> nextSteps;
+    private String host;
+    private String job;
+    private String source;
+    private long line;
+    private String firstRecordId;
+    private Instant eventTime;
+    private Instant detectedTime;
+    private List<String> excerpt;
+    private String verdict;
+
+    private Builder(String id, String incidentClass) {
+      this.id = id;
+      this.incidentClass = incidentClass;
+    }
+
+    /** Whether it is its stream's root failure, and if not, the root's id. */
+    public Builder root(boolean isRoot, String rootIncidentId) {
+      this.root = isRoot;
+      this.rootId = rootIncidentId;
+      return this;
+    }
+
+    public Builder count(int n) {
+      this.count = n;
+      return this;
+    }
+
+    public Builder severity(String s) {
+      this.severity = s;
+      return this;
+    }
+
+    public Builder suspect(String s) {
+      this.suspect = s;
+      return this;
+    }
+
+    public Builder signature(String s) {
+      this.signature = s;
+      return this;
+    }
+
+    public Builder fields(Map<String, Object> f) {
+      this.fields = f;
+      return this;
+    }
+
+    public Builder summary(String s) {
+      this.summary = s;
+      return this;
+    }
+
+    public Builder explanation(String s) {
+      this.explanation = s;
+      return this;
+    }
+
+    public Builder nextSteps(List<String> s) {
+      this.nextSteps = s;
+      return this;
+    }
+
+    public Builder host(String h) {
+      this.host = h;
+      return this;
+    }
+
+    public Builder job(String j) {
+      this.job = j;
+      return this;
+    }
+
+    public Builder source(String s) {
+      this.source = s;
+      return this;
+    }
+
+    public Builder line(long l) {
+      this.line = l;
+      return this;
+    }
+
+    public Builder firstRecordId(String r) {
+      this.firstRecordId = r;
+      return this;
+    }
+
+    public Builder eventTime(Instant t) {
+      this.eventTime = t;
+      return this;
+    }
+
+    public Builder detectedTime(Instant t) {
+      this.detectedTime = t;
+      return this;
+    }
+
+    public Builder excerpt(List<String> e) {
+      this.excerpt = e;
+      return this;
+    }
+
+    public Builder verdict(String v) {
+      this.verdict = v;
+      return this;
+    }
+
+    public Incident build() {
+      return new Incident(
+          WireJson.VERSION,
+          id,
+          incidentClass,
+          root,
+          rootId,
+          count,
+          severity,
+          suspect,
+          signature,
+          fields,
+          summary,
+          explanation,
+          nextSteps,
+          host,
+          job,
+          source,
+          line,
+          firstRecordId,
+          eventTime,
+          detectedTime,
+          excerpt,
+          verdict);
+    }
+  }
 }

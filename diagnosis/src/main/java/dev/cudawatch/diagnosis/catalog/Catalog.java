@@ -1,27 +1,28 @@
 package dev.cudawatch.diagnosis.catalog;
 
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.util.List;
 
 /**
  * Everything the classifier knows: signatures in priority order, their keyword automaton, and the
- * CUDA error and Xid tables. Immutable and shared by every stream.
+ * CUDA error table and the taxonomy. Immutable and shared by every stream.
  */
 public final class Catalog {
   private final List<Signature> signatures;
   private final KeywordMatcher keywords;
   private final CudaErrorTable cudaErrors;
-  private final XidTable xids;
+  private final Taxonomy taxonomy;
   private final java.util.Map<String, Signature> byId = new java.util.HashMap<>();
 
   Catalog(
       List<Signature> signatures,
       KeywordMatcher keywords,
       CudaErrorTable cudaErrors,
-      XidTable xids) {
+      Taxonomy taxonomy) {
     this.signatures = List.copyOf(signatures);
     this.keywords = keywords;
     this.cudaErrors = cudaErrors;
-    this.xids = xids;
+    this.taxonomy = taxonomy;
     for (Signature s : signatures) {
       byId.put(s.id(), s);
     }
@@ -53,7 +54,7 @@ public final class Catalog {
     return cudaErrors;
   }
 
-  public XidTable xids() {
-    return xids;
+  public Taxonomy taxonomy() {
+    return taxonomy;
   }
 }

@@ -1,17 +1,11 @@
 package dev.cudawatch.diagnosis.catalog;
 
 import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -32,46 +26,10 @@ import java.util.Set;
  * not compile does not run.
  */
 public final class CatalogLoader {
-  /** Taxonomy classes of shared/spec/TAXONOMY.md. */
-  public static final Set<String> CLASSES =
-      Set.of(
-          "cuda_oom",
-          "illegal_memory_access",
-          "misaligned_address",
-          "invalid_address_space",
-          "kernel_exception",
-          "device_assert",
-          "launch_config_error",
-          "no_kernel_image",
-          "driver_error",
-          "cuda_error",
-          "cublas_error",
-          "cudnn_error",
-          "cuda_library_error",
-          "nccl_timeout",
-          "nccl_error",
-          "gpu_xid",
-          "ecc_error",
-          "gpu_lost",
-          "internal_assert",
-          "sanitizer_report",
-          "host_oom",
-          "memory_leak");
-
-  private static final Set<String> SEVERITIES = Set.of("critical", "error", "warning", "info");
-  private static final Set<String> SUSPECTS =
-      Set.of("application", "hardware", "environment", "infrastructure", "framework", "driver");
   private static final String DISTINCTIVE = "@distinctive";
-
-  private static final ObjectMapper YAML =
-      YAMLMapper.builder(new YAMLFactory())
-          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-          .build();
+  private static final ObjectMapper YAML = StrictYaml.MAPPER;
 
   private record Located(SignatureSpec spec, String origin) {}
-
-  private record Tables(List<CudaError> errors, List<Xid> xids) {}
 
   public Catalog load(List<Path> extraFiles) {
     Map<String, byte[]> texts = new java.util.LinkedHashMap<>();
@@ -90,8 +48,8 @@ public final class CatalogLoader {
    * job graph.
    */
   public Catalog loadTexts(Map<String, byte[]> extra) {
-    Tables tables = readTables();
-    CudaErrorTable cudaErrors = new CudaErrorTable(tables.errors());
+    Taxonomy taxonomy = Taxonomy.builtIn();
+    CudaErrorTable cudaErrors = new CudaErrorTable(readCudaErrors());
     List<Located> specs = new ArrayList<>();
     Map<String, String> macros = new HashMap<>();
     try (InputStream in = resource("catalog.yaml")) {
@@ -108,8 +66,9 @@ public final class CatalogLoader {
         throw new CatalogException(e.getKey() + ": cannot read: " + ex.getMessage(), ex);
       }
     }
+    requireEveryClassProduced(specs, cudaErrors, taxonomy);
     user.addAll(specs);
-    return compile(user, macros, cudaErrors, new XidTable(tables.xids()));
+    return compile(user, macros, cudaErrors, taxonomy);
   }
 
   private static InputStream resource(String name) {
@@ -121,95 +80,76 @@ public final class CatalogLoader {
     return in;
   }
 
-  private Tables readTables() {
-    try (InputStream e = resource("cuda-errors.yaml");
-        InputStream x = resource("xids.yaml")) {
-      JsonNode errors = YAML.readTree(e).get("errors");
-      JsonNode xids = YAML.readTree(x).get("xids");
+  private List<CudaError> readCudaErrors() {
+    try (InputStream e = resource("cuda-errors.yaml")) {
       List<CudaError> errs = new ArrayList<>();
-      for (JsonNode n : errors) {
+      for (JsonNode n : YAML.readTree(e).get("errors")) {
         errs.add(YAML.treeToValue(n, CudaError.class));
       }
-      List<Xid> xs = new ArrayList<>();
-      for (JsonNode n : xids) {
-        xs.add(YAML.treeToValue(n, Xid.class));
-      }
-      return new Tables(errs, xs);
+      return errs;
     } catch (IOException ex) {
-      throw new CatalogException("builtin tables: " + ex.getMessage(), ex);
+      throw new CatalogException("builtin:cuda-errors.yaml: " + ex.getMessage(), ex);
+    }
+  }
+
+  /**
+   * Every class of the taxonomy must be produced by a built-in signature, CUDA error or detector.
+   */
+  private static void requireEveryClassProduced(
+      List<Located> builtIn, CudaErrorTable errors, Taxonomy taxonomy) {
+    Set<String> produced = new HashSet<>();
+    builtIn.forEach(l -> produced.add(l.spec().incidentClass()));
+    errors.all().forEach(e -> produced.add(e.incidentClass()));
+    taxonomy.requireProduced(produced);
+    for (CudaError e : errors.all()) {
+      if (!taxonomy.contains(e.incidentClass())) {
+        throw new CatalogException(
+            "builtin:cuda-errors.yaml: "
+                + e.name()
+                + ": unknown class '"
+                + e.incidentClass()
+                + "' (classes are those of taxonomy.yaml)");
+      }
     }
   }
 
   /** Streams the YAML so each signature keeps the line it starts on, for error messages. */
   private void readCatalog(
-      InputStream in, String file, List<Located> out, Map<String, String> macros)
-      throws IOException {
-    try (JsonParser p = YAML.getFactory().createParser(in)) {
-      if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw new CatalogException(file + ": a catalog is a mapping with 'signatures:'");
-      }
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String key = p.currentName();
-        JsonToken t = p.nextToken();
-        switch (key) {
-          case "version" -> {
-            if (p.getValueAsInt(-1) != 1) {
-              throw new CatalogException(
-                  at(file, p.currentLocation())
-                      + "unsupported catalog version '"
-                      + p.getText()
-                      + "' (this build reads 1)");
-            }
+      InputStream in, String file, List<Located> out, Map<String, String> macros) {
+    Map<String, StrictYaml.Section> sections = new LinkedHashMap<>();
+    sections.put(
+        "version",
+        (p, t) -> {
+          if (p.getValueAsInt(-1) != 1) {
+            throw new CatalogException(
+                at(file, p.currentLocation())
+                    + "unsupported catalog version '"
+                    + p.getText()
+                    + "' (this build reads 1)");
           }
-          case "macros" -> {
-            JsonNode m = YAML.readTree(p);
-            m.fields().forEachRemaining(e -> macros.put(e.getKey(), e.getValue().asText()));
-          }
-          case "signatures" -> {
-            if (t != JsonToken.START_ARRAY) {
-              throw new CatalogException(
-                  at(file, p.currentLocation()) + "'signatures' must be a list");
-            }
-            while (p.nextToken() == JsonToken.START_OBJECT) {
-              JsonLocation start = p.currentLocation();
-              try {
-                SignatureSpec spec = YAML.readValue(p, SignatureSpec.class);
-                out.add(new Located(spec, at(file, start).replaceAll(": $", "")));
-              } catch (com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException e) {
-                throw new CatalogException(
-                    at(file, start)
-                        + "signature has unknown key '"
-                        + e.getPropertyName()
-                        + "' (known: "
-                        + e.getKnownPropertyIds()
-                        + ")",
-                    e);
-              } catch (JsonProcessingException e) {
-                JsonLocation loc = e.getLocation() != null ? e.getLocation() : start;
-                throw new CatalogException(at(file, loc) + e.getOriginalMessage(), e);
-              }
-            }
-          }
-          default ->
-              throw new CatalogException(
-                  at(file, p.currentLocation())
-                      + "unknown key '"
-                      + key
-                      + "' (known: version, macros, signatures)");
-        }
-      }
-    } catch (JsonProcessingException e) {
-      throw new CatalogException(
-          at(file, e.getLocation()) + "not valid YAML: " + e.getOriginalMessage(), e);
-    }
+        });
+    sections.put(
+        "macros",
+        (p, t) -> {
+          JsonNode m = YAML.readTree(p);
+          m.fields().forEachRemaining(e -> macros.put(e.getKey(), e.getValue().asText()));
+        });
+    sections.put(
+        "signatures",
+        (p, t) -> {
+          List<StrictYaml.Located<SignatureSpec>> specs = new ArrayList<>();
+          StrictYaml.readList(p, t, file, "signatures", SignatureSpec.class, specs);
+          specs.forEach(l -> out.add(new Located(l.value(), l.origin())));
+        });
+    StrictYaml.read(in, file, sections);
   }
 
   private static String at(String file, JsonLocation loc) {
-    return loc == null ? file + ": " : file + ":" + loc.getLineNr() + ": ";
+    return StrictYaml.at(file, loc);
   }
 
   private Catalog compile(
-      List<Located> specs, Map<String, String> macros, CudaErrorTable errors, XidTable xids) {
+      List<Located> specs, Map<String, String> macros, CudaErrorTable errors, Taxonomy taxonomy) {
     List<Signature> signatures = new ArrayList<>();
     List<Map.Entry<String, Integer>> keywords = new ArrayList<>();
     Set<String> ids = new HashSet<>();
@@ -226,22 +166,26 @@ public final class CatalogLoader {
       Role role = parseRole(s.role(), where);
       String cls = s.incidentClass();
       if (cls != null
-          && !CLASSES.contains(cls)
+          && !taxonomy.contains(cls)
           && !cls.equals(Signature.FROM_CUDA_ERROR)
           && !cls.equals(Signature.FROM_ROOT)) {
-        throw new CatalogException(where + "unknown class '" + cls + "' (see TAXONOMY.md)");
+        throw new CatalogException(
+            where
+                + "unknown class '"
+                + cls
+                + "' (classes are those of taxonomy.yaml, docs/taxonomy.md)");
       }
       if (cls == null && role != Role.ATTACH && role != Role.RESTART) {
         throw new CatalogException(
             where + "needs a class (only role: attach and role: restart may omit it)");
       }
-      if (s.severity() != null && !SEVERITIES.contains(s.severity())) {
+      if (s.severity() != null && !Taxonomy.SEVERITIES.contains(s.severity())) {
         throw new CatalogException(
-            where + "unknown severity '" + s.severity() + "' (use " + SEVERITIES + ")");
+            where + "unknown severity '" + s.severity() + "' (use " + Taxonomy.SEVERITIES + ")");
       }
-      if (s.suspect() != null && !SUSPECTS.contains(s.suspect())) {
+      if (s.suspect() != null && !Taxonomy.SUSPECTS.contains(s.suspect())) {
         throw new CatalogException(
-            where + "unknown suspect '" + s.suspect() + "' (use " + SUSPECTS + ")");
+            where + "unknown suspect '" + s.suspect() + "' (use " + Taxonomy.SUSPECTS + ")");
       }
       if (s.keywords().isEmpty()) {
         throw new CatalogException(
@@ -282,7 +226,8 @@ public final class CatalogLoader {
         keywords.add(new AbstractMap.SimpleImmutableEntry<>(k, index));
       }
     }
-    return new Catalog(signatures, new KeywordMatcher(keywords, signatures.size()), errors, xids);
+    return new Catalog(
+        signatures, new KeywordMatcher(keywords, signatures.size()), errors, taxonomy);
   }
 
   private static Role parseRole(String role, String where) {

@@ -34,7 +34,7 @@ public final class OfflineClassifier {
   public OfflineClassifier(
       Catalog catalog, ClassifierSettings settings, TrendSettings trendSettings, Clock clock) {
     this.catalog = catalog;
-    this.advisor = new Advisor(catalog.xids());
+    this.advisor = new Advisor(catalog.taxonomy());
     this.settings = settings;
     this.trendSettings = trendSettings;
     this.clock = clock;

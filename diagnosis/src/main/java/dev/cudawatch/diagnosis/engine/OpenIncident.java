@@ -3,7 +3,6 @@ package dev.cudawatch.diagnosis.engine;
 import java.io.Serializable;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -28,8 +27,13 @@ public final class OpenIncident implements Serializable {
   ArrayList<String> excerpt = new ArrayList<>();
   String framework;
 
+  /** Suspect and severity the matched CUDA error states, or null for the class's defaults. */
+  String suspect;
+
+  String severity;
+
   /** Fields of a preamble line before the incident (NCCL version, PCI address): filled in last. */
-  HashMap<String, Object> preamble;
+  LinkedHashMap<String, Object> preamble;
 
   void fill(Map<String, Object> more) {
     for (var e : more.entrySet()) {

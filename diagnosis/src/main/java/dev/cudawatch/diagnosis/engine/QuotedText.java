@@ -10,6 +10,23 @@ package dev.cudawatch.diagnosis.engine;
 final class QuotedText {
   private QuotedText() {}
 
+  /**
+   * Whether line {@code text} is inside a unified diff hunk, given whether the line before was: a
+   * hunk header ({@code @@ -a,b +c,d @@}) starts quoted text that runs while lines keep the diff's
+   * form (context lines start with a space, changes with + or -), since code and docs under review
+   * name errors without any failing.
+   */
+  static boolean inDiffHunk(boolean wasInHunk, String text) {
+    if (text.startsWith("@@ -")) {
+      return true;
+    }
+    if (wasInHunk && !text.isEmpty()) {
+      char c = text.charAt(0);
+      return c == ' ' || c == '+' || c == '-' || c == '\\';
+    }
+    return wasInHunk;
+  }
+
   static boolean isQuoted(String line) {
     if (line.isEmpty()) {
       return false;

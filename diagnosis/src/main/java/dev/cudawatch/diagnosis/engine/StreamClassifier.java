@@ -1,9 +1,7 @@
 package dev.cudawatch.diagnosis.engine;
 
 import com.google.re2j.Matcher;
-import com.google.re2j.Pattern;
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.Role;
@@ -12,8 +10,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -28,15 +24,18 @@ import java.util.function.Predicate;
  * the hint lines after an error. In a stream the first failure is the root; failures that follow it
  * within an episode are consequences ({@code root: false}) pointing at it. An incident is emitted
  * once it settles (no line added to it for a while) or on {@link #flush}.
+ *
+ * <p>This class does the prefilter, the matching and the episodes; its parts do one job each:
+ * {@link MatchFields} types the captured fields, {@link Tracebacks} follows Python tracebacks for
+ * the user's frame, {@link FrameworkSniffer} names the framework, and {@link IncidentRenderer}
+ * renders a settled incident with its advice.
  */
 public final class StreamClassifier {
-  private static final Pattern EXCEPTION_TYPE =
-      Pattern.compile(
-          "^\\s*((?:[A-Za-z_]\\w*\\.)*[A-Za-z_]\\w*(?:Error|Exception|Failure))(?::|$)");
-
   private final Catalog catalog;
-  private final Advisor advisor;
   private final StreamContext context;
+  private final MatchFields matchFields;
+  private final Tracebacks tracebacks;
+  private final IncidentRenderer renderer;
   private final ClassifierSettings settings;
   private final StreamState st;
   private final long[] mask;
@@ -48,7 +47,6 @@ public final class StreamClassifier {
       ClassifierSettings settings,
       StreamState state) {
     this.catalog = catalog;
-    this.advisor = advisor;
     this.settings = settings;
     this.st = state;
     // A flush from a timer has no line at hand: it reuses the context of the stream's last line.
@@ -60,6 +58,9 @@ public final class StreamClassifier {
             ? context
             : state.context != null ? state.context : new StreamContext(null, null, null);
     this.mask = new long[catalog.keywords().maskWords()];
+    this.matchFields = new MatchFields(catalog.cudaErrors());
+    this.tracebacks = new Tracebacks(state, settings.frameWindowLines());
+    this.renderer = new IncidentRenderer(catalog, advisor, this.context);
   }
 
   public StreamState state() {
@@ -75,8 +76,8 @@ public final class StreamClassifier {
             : closeWhere(c -> n - c.lastLine > settings.settleLines(), now);
     NormalizedLine nl = LineNormalizer.normalize(raw);
     String text = nl.text();
-    trackTraceback(text, n);
-    trackDiffHunk(text);
+    tracebacks.track(text, n);
+    st.inDiffHunk = QuotedText.inDiffHunk(st.inDiffHunk, text);
     Arrays.fill(mask, 0L);
     if (!catalog.keywords().scan(text, mask)) {
       return out;
@@ -109,20 +110,6 @@ public final class StreamClassifier {
     return out;
   }
 
-  /**
-   * A unified diff's hunk header starts quoted text that runs while lines keep the diff's form
-   * (context lines start with a space, changes with + or -): code and docs under review name errors
-   * without any failing.
-   */
-  private void trackDiffHunk(String text) {
-    if (text.startsWith("@@ -")) {
-      st.inDiffHunk = true;
-    } else if (st.inDiffHunk && !text.isEmpty()) {
-      char c = text.charAt(0);
-      st.inDiffHunk = c == ' ' || c == '+' || c == '-' || c == '\\';
-    }
-  }
-
   /** Emits every open incident (end of input, or the stream went quiet). */
   public List<Incident> flush(Instant now) {
     return closeWhere(c -> true, now);
@@ -143,8 +130,8 @@ public final class StreamClassifier {
       Integer prefixRank,
       LineMeta meta,
       long n) {
-    Map<String, Object> fields = typed(rawFields);
-    Optional<CudaError> cudaError = resolveCudaError(fields);
+    Map<String, Object> fields = MatchFields.typed(rawFields);
+    Optional<CudaError> cudaError = matchFields.resolveCudaError(fields);
     if (prefixRank != null) {
       fields.putIfAbsent("rank", prefixRank.longValue());
     }
@@ -157,7 +144,7 @@ public final class StreamClassifier {
     if (meta != null && meta.gpu() != null) {
       fields.putIfAbsent("gpu", meta.gpu().longValue());
     }
-    Matcher et = EXCEPTION_TYPE.matcher(text);
+    Matcher et = FrameworkSniffer.EXCEPTION_TYPE.matcher(text);
     if (et.find()) {
       fields.putIfAbsent("exception_type", et.group(1));
     }
@@ -177,8 +164,8 @@ public final class StreamClassifier {
         return true;
       }
       if (sig.incidentClass() == null) {
-        st.preamble = new HashMap<>(fields);
-        st.preambleFor = new HashSet<>(sig.attachTo());
+        st.preamble = new LinkedHashMap<>(fields);
+        st.preambleFor = new LinkedHashSet<>(sig.attachTo());
         st.preambleLine = n;
         return false;
       }
@@ -212,7 +199,7 @@ public final class StreamClassifier {
       }
       same.lastLine = n;
       same.addExcerpt(text);
-      addUserFrame(same);
+      tracebacks.addUserFrame(same);
       if (sig.role() != Role.EVENT) {
         st.lastFailureLine = n;
       }
@@ -232,16 +219,16 @@ public final class StreamClassifier {
     if (st.preamble != null
         && n - st.preambleLine <= settings.attachWindowLines()
         && (st.preambleFor.isEmpty() || st.preambleFor.contains(cls))) {
-      inc.preamble = new HashMap<>(st.preamble);
+      inc.preamble = new LinkedHashMap<>(st.preamble);
     }
-    inc.framework = sig.framework() != null ? sig.framework() : detectFramework(text);
+    inc.framework = sig.framework() != null ? sig.framework() : FrameworkSniffer.detect(text);
     cudaError.ifPresent(
         e -> {
-          if (e.suspect() != null) inc.fields.putIfAbsent("_suspect", e.suspect());
-          if (e.severity() != null) inc.fields.putIfAbsent("_severity", e.severity());
+          inc.suspect = e.suspect();
+          inc.severity = e.severity();
         });
     inc.addExcerpt(text);
-    addUserFrame(inc);
+    tracebacks.addUserFrame(inc);
     if (sig.role() == Role.EVENT) {
       inc.root = true;
     } else {
@@ -280,166 +267,6 @@ public final class StreamClassifier {
     return null;
   }
 
-  /** Types the captured text and derives fields: kernel_file from a path, NCCL names from text. */
-  private static Map<String, Object> typed(Map<String, String> raw) {
-    Map<String, Object> out = new LinkedHashMap<>();
-    for (var e : raw.entrySet()) {
-      String k = e.getKey();
-      String v = e.getValue();
-      switch (k) {
-        case "kernel_path" ->
-            out.put(
-                "kernel_file", v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
-        case "pci" -> out.put("pci", kernelPci(v));
-        case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
-        case "cublas_status_code" -> out.putIfAbsent("cublas_status", CublasStatuses.nameOf(v));
-        case "ran_for_s" -> {
-          Long s = FieldValues.parseLong(v);
-          if (s != null) {
-            out.put("ran_for_ms", s * 1000);
-          }
-        }
-        default -> out.put(k, FieldValues.typed(k, v));
-      }
-    }
-    return out;
-  }
-
-  /** PCI addresses as the kernel log writes them: lower case, a 4-digit domain. */
-  static String kernelPci(String v) {
-    String[] parts = v.toLowerCase(java.util.Locale.ROOT).split(":");
-    if (parts.length == 3 && parts[0].length() > 4) {
-      parts[0] = parts[0].substring(parts[0].length() - 4);
-    }
-    return String.join(":", parts);
-  }
-
-  /** Completes cuda_error_name / cuda_error_code from whichever the text stated. */
-  private Optional<CudaError> resolveCudaError(Map<String, Object> f) {
-    Optional<CudaError> e = Optional.empty();
-    if (f.get("cuda_error_name") instanceof String name) {
-      e = catalog.cudaErrors().byName(name);
-    }
-    if (e.isEmpty() && f.get("cuda_error_code") instanceof Long code) {
-      e = catalog.cudaErrors().byCode(code.intValue());
-    }
-    Object text = f.remove("cuda_error_string");
-    if (!(f.get("cuda_error_name") instanceof String) && text instanceof String s) {
-      Optional<CudaError> byText = catalog.cudaErrors().byText(s);
-      if (byText.isPresent() && e.isPresent() && byText.get() != e.get()) {
-        // the number is from an older numbering (PyTorch 0.x's THC printed legacy codes, e.g. 4
-        // for a launch failure): the text names the error, the stated number stays as stated
-        return byText;
-      }
-      if (e.isEmpty()) {
-        e = byText;
-        if (e.isEmpty()) {
-          f.putIfAbsent("message", s);
-        }
-      }
-    }
-    e.ifPresent(
-        err -> {
-          f.putIfAbsent("cuda_error_name", err.name());
-          f.putIfAbsent("cuda_error_code", (long) err.code());
-        });
-    return e;
-  }
-
-  // ------------------------------------------------------------------ tracebacks
-
-  private void trackTraceback(String text, long n) {
-    int i = 0;
-    int len = text.length();
-    while (i < len && text.charAt(i) == ' ') {
-      i++;
-    }
-    if (i >= len) {
-      return;
-    }
-    char c = text.charAt(i);
-    if (c == 'T' && text.startsWith("Traceback (most recent call last)", i)) {
-      st.userFrame = null;
-      st.tracebackLine = n;
-    } else if (c == 'F' && text.startsWith("File \"", i)) {
-      int q = text.indexOf('"', i + 6);
-      if (q < 0) {
-        return;
-      }
-      String path = text.substring(i + 6, q);
-      int l = text.indexOf(", line ", q);
-      if (l < 0) {
-        return;
-      }
-      int d = l + 7;
-      int e = d;
-      while (e < len && Character.isDigit(text.charAt(e))) {
-        e++;
-      }
-      if (e > d && isUserPath(path)) {
-        st.userFrame = path + ":" + text.substring(d, e);
-        if (st.tracebackLine < n - settings.frameWindowLines()) {
-          st.tracebackLine = n; // frames without a header (a truncated log)
-        }
-      }
-    }
-  }
-
-  static boolean isUserPath(String path) {
-    return !(path.startsWith("<")
-        || path.endsWith(".pyx")
-        || path.contains("site-packages")
-        || path.contains("dist-packages")
-        || path.contains("/lib/python")
-        || path.contains("/lib64/python")
-        || path.contains("\\Lib\\"));
-  }
-
-  private void addUserFrame(OpenIncident inc) {
-    if (st.userFrame != null && st.tracebackLine >= inc.firstLine - settings.frameWindowLines()) {
-      inc.fields.putIfAbsent("user_frame", st.userFrame);
-    }
-  }
-
-  private static String detectFramework(String text) {
-    if (text.contains("torch") || text.contains("PyTorch") || text.contains("c10::")) {
-      return "pytorch";
-    }
-    if (text.contains("cupy")) {
-      return "cupy";
-    }
-    if (text.contains("jax") || text.contains("Xla") || text.contains("XLA")) {
-      return "jax";
-    }
-    if (text.contains("tensorflow")) {
-      return "tensorflow";
-    }
-    if (text.contains("Triton") || text.contains("triton")) {
-      return "triton";
-    }
-    if (text.contains("NCCL") || text.contains("nccl")) {
-      return "nccl";
-    }
-    if (text.contains("NVRM")) {
-      return "driver";
-    }
-    Matcher m = EXCEPTION_TYPE.matcher(text);
-    if (m.find() && (m.group(1).indexOf('.') < 0 || m.group(1).startsWith("torch."))) {
-      // "RuntimeError: CUDA error: ..." with no other framework named is PyTorch's wording
-      return "pytorch";
-    }
-    if (text.contains("numba")) {
-      return "cuda";
-    }
-    if (text.contains("CUDA error")
-        || text.contains("cudaError")
-        || text.contains("CUDA_ERROR_")
-        || text.contains("GPUassert")) {
-      return "cuda";
-    }
-    return null;
-  }
-
   // ------------------------------------------------------------------ emitting
 
   private List<Incident> closeWhere(Predicate<OpenIncident> p, Instant now) {
@@ -458,85 +285,9 @@ public final class StreamClassifier {
     closing.sort(Comparator.comparingLong(c -> c.firstLine));
     List<Incident> out = new ArrayList<>(closing.size());
     for (OpenIncident c : closing) {
-      out.add(toIncident(c, now));
+      out.add(renderer.render(c, now));
     }
     return out;
-  }
-
-  private Incident toIncident(OpenIncident c, Instant now) {
-    Map<String, Object> fields = new LinkedHashMap<>(c.fields);
-    if (c.preamble != null) {
-      c.preamble.forEach(fields::putIfAbsent);
-    }
-    String suspect = (String) fields.remove("_suspect");
-    String severity = (String) fields.remove("_severity");
-    if (c.framework != null) {
-      fields.putIfAbsent("framework", c.framework);
-    }
-    if (context.host() != null) {
-      fields.putIfAbsent("host", context.host());
-    }
-    if (context.job() != null) {
-      fields.putIfAbsent("job", context.job());
-    }
-    Signature sig = catalog.signature(c.signatureId);
-    if (sig != null && sig.suspect() != null) {
-      suspect = sig.suspect();
-    }
-    if (sig != null && sig.severity() != null) {
-      severity = sig.severity();
-    }
-    if ("gpu_xid".equals(c.incidentClass) && fields.get("xid") instanceof Long x) {
-      var e = catalog.xids().get(x.intValue());
-      if (e.isPresent()) {
-        suspect = e.get().suspect();
-        severity = e.get().severity();
-      }
-    }
-    suspect = suspect != null ? suspect : ClassDefaults.suspect(c.incidentClass);
-    severity = severity != null ? severity : ClassDefaults.severity(c.incidentClass);
-    Advice advice = advisor.advise(c.incidentClass, fields);
-    String template = sig != null ? sig.summary() : null;
-    String summary =
-        template != null
-            ? SummaryTemplate.render(template, fields)
-            : ClassDefaults.title(c.incidentClass);
-    String explanation =
-        sig != null && sig.explanation() != null ? sig.explanation() : advice.explanation();
-    LinkedHashSet<String> steps = new LinkedHashSet<>(advice.nextSteps());
-    if (sig != null) {
-      steps.addAll(sig.nextSteps());
-    }
-    if (!c.root) {
-      explanation =
-          "A consequence of an earlier failure in this stream ("
-              + c.rootId
-              + "): fix that one first. "
-              + explanation;
-    }
-    return new Incident(
-        WireJson.VERSION,
-        c.id,
-        c.incidentClass,
-        c.root,
-        c.rootId,
-        c.count,
-        severity,
-        suspect,
-        c.signatureId,
-        fields,
-        summary,
-        explanation,
-        List.copyOf(steps),
-        context.host(),
-        context.job(),
-        context.source(),
-        c.firstLine,
-        c.firstRecordId,
-        c.eventTime,
-        now,
-        c.excerpt,
-        null);
   }
 
   private String incidentId(String firstRecordId, String cls) {

@@ -2,8 +2,8 @@ package dev.cudawatch.diagnosis.engine;
 
 import java.io.Serializable;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 
 /**
  * What the classifier remembers of one stream between lines: open incidents, the episode's root,
@@ -30,9 +30,12 @@ public final class StreamState implements Serializable {
    * its version at start-up, the kernel names a GPU on the line before "fallen off the bus"): the
    * next incident of a class it attaches to, within the attach window, takes them.
    */
-  HashMap<String, Object> preamble;
+  LinkedHashMap<String, Object> preamble;
 
-  HashSet<String> preambleFor;
+  /** The classes the preamble joins; empty for any. */
+  LinkedHashSet<String> preambleFor;
+
+  /** The preamble's line number. */
   long preambleLine;
 
   /** Inside a unified diff hunk ({@code @@ -a,b +c,d @@} and its context, + and - lines). */

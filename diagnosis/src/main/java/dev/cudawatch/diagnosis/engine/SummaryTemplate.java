@@ -68,7 +68,7 @@ public final class SummaryTemplate {
   }
 
   static String format(String name, Object v) {
-    if (name.endsWith("_bytes") && v instanceof Long b) {
+    if ((name.endsWith("_bytes") || name.endsWith("_bytes_per_second")) && v instanceof Long b) {
       return FieldValues.humanBytes(b);
     }
     return String.valueOf(v);

@@ -1,17 +1,19 @@
 package dev.cudawatch.diagnosis.trend;
 
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.engine.Advice;
 import dev.cudawatch.diagnosis.engine.Advisor;
 import dev.cudawatch.diagnosis.engine.FieldValues;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /** Turns a detected trend into a {@code memory_leak} incident. */
 public final class TrendIncidents {
+  private static final IncidentClass LEAK = Taxonomy.builtIn().get("memory_leak");
+
   private TrendIncidents() {}
 
   public static Incident of(
@@ -28,7 +30,7 @@ public final class TrendIncidents {
     if (host != null) {
       f.put("host", host);
     }
-    Advice a = advisor.advise("memory_leak", f);
+    Advice a = advisor.advise(LEAK.id(), f);
     String summary =
         "GPU "
             + t.at().gpu()
@@ -42,28 +44,20 @@ public final class TrendIncidents {
             "%016x",
             (host + "|" + source + "|" + t.at().gpu() + "|" + t.at().epochMillis()).hashCode()
                 & 0xffffffffL);
-    return new Incident(
-        WireJson.VERSION,
-        id,
-        "memory_leak",
-        true,
-        null,
-        1,
-        "warning",
-        "application",
-        "memory_trend",
-        f,
-        summary,
-        a.explanation(),
-        a.nextSteps(),
-        host,
-        null,
-        source,
-        line,
-        source + "@" + line,
-        Instant.ofEpochMilli(t.at().epochMillis()),
-        now,
-        List.of(),
-        null);
+    return Incident.builder(id, LEAK.id())
+        .severity(LEAK.severity())
+        .suspect(LEAK.suspect())
+        .signature("memory_trend")
+        .fields(f)
+        .summary(summary)
+        .explanation(a.explanation())
+        .nextSteps(a.nextSteps())
+        .host(host)
+        .source(source)
+        .line(line)
+        .firstRecordId(source + "@" + line)
+        .eventTime(Instant.ofEpochMilli(t.at().epochMillis()))
+        .detectedTime(now)
+        .build();
   }
 }

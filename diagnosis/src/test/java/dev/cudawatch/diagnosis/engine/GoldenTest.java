@@ -1,11 +1,14 @@
 package dev.cudawatch.diagnosis.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -24,14 +27,17 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Golden tests, as in mtail: every {@code golden/NAME.log} (or {@code .csv}) is classified and
- * compared with {@code golden/NAME.golden}, one JSON line per incident (line, class, root, count,
- * fields). Adding a case is adding a pair of files. Regenerate after a reviewed change with {@code
- * ./mvnw -pl diagnosis test -Dtest=GoldenTest -Dgolden.update=true}.
+ * compared with {@code golden/NAME.golden}, one JSON line per incident: the whole incident as a
+ * person reads it (line, class, root, count, severity, suspect, fields, summary, explanation, next
+ * steps), whose fields must be those taxonomy.yaml declares. Adding a case is adding a pair of
+ * files. Regenerate after a reviewed change with {@code ./mvnw -pl diagnosis test -Dtest=GoldenTest
+ * -Dgolden.update=true}.
  */
 class GoldenTest {
   private static final Path DIR =
       Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
   private static final ObjectMapper JSON = WireJson.mapper();
+  private static final Taxonomy TAXONOMY = Taxonomy.builtIn();
   private static final OfflineClassifier CLASSIFIER =
       new OfflineClassifier(
           Catalog.builtIn(), Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC));
@@ -49,10 +55,24 @@ class GoldenTest {
         .map(p -> DynamicTest.dynamicTest(p.getFileName().toString(), () -> check(p)));
   }
 
+  /** Every field of every incident is a common field or one its class declares. */
+  static void assertDeclaredFields(String name, List<Incident> incidents) {
+    for (Incident i : incidents) {
+      IncidentClass c = TAXONOMY.get(i.incidentClass());
+      for (String f : i.fields().keySet()) {
+        assertTrue(
+            TAXONOMY.commonFields().contains(f) || c.fields().contains(f),
+            name + ": field '" + f + "' of " + c.id() + " is not declared in taxonomy.yaml");
+      }
+    }
+  }
+
   private static void check(Path input) throws IOException {
     String name = input.getFileName().toString();
     Path golden = DIR.resolve(name.substring(0, name.lastIndexOf('.')) + ".golden");
-    String actual = render(classify(input, name));
+    List<Incident> incidents = classify(input, name);
+    assertDeclaredFields(name, incidents);
+    String actual = render(incidents);
     if (Boolean.getBoolean("golden.update")) {
       Files.writeString(golden, actual);
       return;
@@ -76,7 +96,12 @@ class GoldenTest {
       m.put("class", i.incidentClass());
       m.put("root", i.root());
       m.put("count", i.count());
+      m.put("severity", i.severity());
+      m.put("suspect", i.suspect());
       m.put("fields", i.fields());
+      m.put("summary", i.summary());
+      m.put("explanation", i.explanation());
+      m.put("next_steps", i.nextSteps());
       sb.append(JSON.writeValueAsString(m)).append('\n');
     }
     return sb.toString();

@@ -19,7 +19,7 @@ class StreamClassifierTest {
   private static StreamClassifier classifier() {
     return new StreamClassifier(
         CATALOG,
-        new Advisor(CATALOG.xids()),
+        new Advisor(CATALOG.taxonomy()),
         new StreamContext("node-1", "job-7", "/logs/train.log"),
         ClassifierSettings.defaults(),
         new StreamState());

@@ -1,5 +1,6 @@
 package dev.cudawatch.ingest.spool;
 
+import dev.cudawatch.common.io.AtomicFiles;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -7,11 +8,9 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.TreeMap;
@@ -137,13 +136,13 @@ public final class DiskSpool implements AutoCloseable {
    * @return the record and where reading resumes after it, or null
    */
   public synchronized Entry poll(long waitMs) throws IOException, InterruptedException {
-    long deadline = System.currentTimeMillis() + waitMs;
+    long deadline = System.nanoTime() / 1_000_000 + waitMs; // monotonic: a wait, not a date
     while (true) {
       Entry e = tryRead();
       if (e != null) {
         return e;
       }
-      long left = deadline - System.currentTimeMillis();
+      long left = deadline - System.nanoTime() / 1_000_000;
       if (left <= 0) {
         return null;
       }
@@ -239,25 +238,8 @@ public final class DiskSpool implements AutoCloseable {
         Files.deleteIfExists(segment(s));
       }
     }
-    Path tmp = dir.resolve("cursor.tmp");
-    try (FileChannel ch =
-        FileChannel.open(
-            tmp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
-      ch.write(ByteBuffer.wrap((seq + " " + offset + "\n").getBytes(StandardCharsets.US_ASCII)));
-      ch.force(true);
-    }
-    try {
-      Files.move(
-          tmp,
-          dir.resolve("cursor"),
-          StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
-    } catch (AtomicMoveNotSupportedException e) {
-      Files.move(tmp, dir.resolve("cursor"), StandardCopyOption.REPLACE_EXISTING);
-    }
+    AtomicFiles.write(
+        dir.resolve("cursor"), (seq + " " + offset + "\n").getBytes(StandardCharsets.US_ASCII));
   }
 
   /** Reads again from the last committed cursor (after a failed send). */

@@ -26,7 +26,7 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
       new java.util.concurrent.atomic.AtomicBoolean();
   private final java.util.concurrent.atomic.AtomicLong generation =
       new java.util.concurrent.atomic.AtomicLong();
-  private long lastCommit;
+  private long lastCommit = System.nanoTime() / 1_000_000 - 1_000; // due at once
 
   private static final class InFlight {
     final long seq;
@@ -113,7 +113,7 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
         last = inFlight.pollFirst();
       }
     }
-    long now = System.currentTimeMillis();
+    long now = System.nanoTime() / 1_000_000; // an interval: the monotonic clock
     if (last != null && (now - lastCommit >= 200 || inFlight.isEmpty())) {
       spool.commit(last.seq, last.offsetAfter);
       lastCommit = now;

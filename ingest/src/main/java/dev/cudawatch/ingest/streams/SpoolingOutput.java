@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class SpoolingOutput {
   private final DiskSpool spool;
   private final long syncEveryMs;
-  private long lastSync;
+  private long lastSync = System.nanoTime() / 1_000_000 - 1_000_000; // due at once
   private final AtomicLong written = new AtomicLong();
 
   public SpoolingOutput(DiskSpool spool, long syncEveryMs) {
@@ -27,7 +27,7 @@ public final class SpoolingOutput {
           SpoolForwarder.encode(
               r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r)));
       written.incrementAndGet();
-      long now = System.currentTimeMillis();
+      long now = System.nanoTime() / 1_000_000; // an interval: the monotonic clock
       if (now - lastSync >= syncEveryMs) {
         spool.sync();
         lastSync = now;

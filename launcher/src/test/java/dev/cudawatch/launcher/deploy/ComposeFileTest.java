@@ -96,14 +96,98 @@ class ComposeFileTest {
   }
 
   @Test
-  void hostPortsAreUnique() {
+  void hostPortsAreUniqueAndBoundToLoopback() {
     Set<String> seen = new HashSet<>();
     for (var s : services().properties()) {
       for (JsonNode p : s.getValue().path("ports")) {
-        String host = p.asText().split(":")[0];
-        assertTrue(seen.add(host), "host port " + host + " published twice");
+        String[] parts = p.asText().split(":");
+        assertEquals(3, parts.length, s.getKey() + ": " + p.asText() + " names no host address");
+        // Flink's REST API takes jars (code execution); none of these has authentication
+        assertEquals("127.0.0.1", parts[0], s.getKey() + " publishes " + p.asText());
+        assertTrue(seen.add(parts[1]), "host port " + parts[1] + " published twice");
       }
     }
+    assertEquals(Set.of("8081", "9400", "9090", "9093", "3000"), seen);
+  }
+
+  @Test
+  void everyServiceHasAHealthcheckAndRestartsByItself() {
+    for (var s : services().properties()) {
+      JsonNode svc = s.getValue();
+      assertEquals("unless-stopped", svc.path("restart").asText(), s.getKey() + ": restart");
+      JsonNode test = svc.path("healthcheck").path("test");
+      assertTrue(test.isArray() && test.size() >= 2, s.getKey() + ": no healthcheck");
+      assertFalse(svc.path("healthcheck").path("disable").asBoolean(false), s.getKey());
+    }
+    // services wait for what they need to be healthy, not merely started
+    for (String svc : List.of("taskmanager", "job-submitter", "alerts", "agent")) {
+      for (var dep : services().get(svc).path("depends_on").properties()) {
+        assertEquals(
+            "service_healthy",
+            dep.getValue().path("condition").asText(),
+            svc + " -> " + dep.getKey());
+      }
+    }
+  }
+
+  @Test
+  void checkpointsAndSavepointsAreOnAVolumeTheJobManagerAndTaskManagerShare() throws Exception {
+    JsonNode flink = Repo.yaml("deploy/flink/config.yaml").path("execution").path("checkpointing");
+    String checkpoints = flink.path("dir").asText();
+    String savepoints = flink.path("savepoint-dir").asText();
+    assertTrue(checkpoints.startsWith("file:///opt/flink/data/"), checkpoints);
+    assertTrue(savepoints.startsWith("file:///opt/flink/data/"), savepoints);
+    JsonNode volumes = COMPOSE.path("volumes");
+    for (String svc : List.of("jobmanager", "taskmanager", "job-submitter")) {
+      List<String> mounts = new java.util.ArrayList<>();
+      services().get(svc).path("volumes").forEach(v -> mounts.add(v.asText()));
+      assertTrue(
+          mounts.stream().anyMatch(m -> m.startsWith("flink-data:/opt/flink/data")),
+          svc + " mounts " + mounts);
+    }
+    assertTrue(volumes.has("flink-data"), "flink-data is a named volume");
+    // the image's entrypoint rewrites conf/config.yaml: the servers get a copy, never the file
+    for (String svc : List.of("jobmanager", "taskmanager")) {
+      JsonNode s = services().get(svc);
+      s.path("volumes")
+          .forEach(
+              v ->
+                  assertFalse(
+                      v.asText().contains(":/opt/flink/conf"),
+                      svc + " mounts over the config the entrypoint rewrites: " + v.asText()));
+      String entry = s.path("entrypoint").toString();
+      assertTrue(
+          entry.contains("cp /etc/flink/config.yaml /opt/flink/conf/config.yaml")
+              && entry.contains("exec /docker-entrypoint.sh"),
+          svc + ": " + entry);
+    }
+    // the submitter restores from the newest retained checkpoint when the job is gone
+    String submit = Files.readString(Repo.path("deploy/compose/submit-job.sh"));
+    assertTrue(submit.contains("checkpoints/*/chk-*") && submit.contains("-s \"$latest\""));
+    assertTrue(Files.isExecutable(Repo.path("deploy/compose/submit-job.sh")));
+  }
+
+  @Test
+  void theDockerfileCopiesEveryModulesPomBeforeTheDependencyStep() throws Exception {
+    String dockerfile = Files.readString(Repo.path("Dockerfile"));
+    Matcher m =
+        Pattern.compile("<module>([^<]+)</module>").matcher(Files.readString(Repo.path("pom.xml")));
+    int modules = 0;
+    int goOffline = dockerfile.indexOf("dependency:go-offline");
+    while (m.find()) {
+      modules++;
+      String copy = "COPY " + m.group(1) + "/pom.xml " + m.group(1) + "/";
+      int at = dockerfile.indexOf(copy);
+      assertTrue(at >= 0 && at < goOffline, "the Dockerfile lacks " + copy + " before go-offline");
+    }
+    assertTrue(modules >= 9, "modules: " + modules);
+    assertFalse(
+        dockerfile.substring(goOffline, dockerfile.indexOf('\n', goOffline)).contains("|| true"),
+        "the dependency step must not hide its failure");
+    // the local image runs where its user can write, with its data and logs there
+    String local = dockerfile.substring(dockerfile.indexOf("AS local"));
+    assertTrue(local.contains("WORKDIR /var/lib/cudawatch"), local);
+    assertTrue(local.contains("--logs\", \"/var/lib/cudawatch/logs"), local);
   }
 
   @Test
@@ -140,11 +224,14 @@ class ComposeFileTest {
     }
     // and the config each service is started with is the file checked here
     assertTrue(
-        services()
-            .get("processor-submit")
-            .get("command")
-            .asText()
+        Files.readString(Repo.path("deploy/compose/submit-job.sh"))
             .contains("--config /etc/cudawatch/processor.yaml"));
+    assertTrue(
+        services()
+            .get("job-submitter")
+            .path("volumes")
+            .toString()
+            .contains("./deploy/compose/processor.yaml:/etc/cudawatch/processor.yaml:ro"));
     assertEquals(
         "./deploy/compose/alerts.yaml:/etc/cudawatch/alerts.yaml:ro",
         services().get("alerts").get("volumes").get(0).asText());

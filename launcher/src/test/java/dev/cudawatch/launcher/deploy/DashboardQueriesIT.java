@@ -15,6 +15,7 @@ import dev.cudawatch.ingest.Agent;
 import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.launcher.LocalCluster;
+import dev.cudawatch.testkit.Await;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -31,7 +32,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -82,15 +82,15 @@ class DashboardQueriesIT {
       await(() -> !query(promUrl, "up{job=\"cudawatch-alerts\"} == 1").isEmpty(), prom, "up");
       feed(cluster.bootstrapServers());
       Map<String, String> missing = new LinkedHashMap<>(queries);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-      while (!missing.isEmpty() && System.nanoTime() < deadline) {
-        missing.entrySet().removeIf(e -> hasData(query(promUrl, e.getValue())));
-        if (!missing.isEmpty()) {
-          assertTrue(prom.isAlive(), "prometheus exited");
-          Thread.sleep(500); // polling Prometheus while the pipeline works
-        }
-      }
-      assertTrue(missing.isEmpty(), "panels without data: " + missing.keySet());
+      Await.until(
+          "every panel to have data (those still without)",
+          () -> {
+            assertTrue(prom.isAlive(), "prometheus exited");
+            missing.entrySet().removeIf(e -> hasData(query(promUrl, e.getValue())));
+            return missing.keySet();
+          },
+          java.util.Set::isEmpty,
+          java.time.Duration.ofSeconds(180));
     } finally {
       prom.close();
       webhook.stop(0);
@@ -198,13 +198,14 @@ class DashboardQueriesIT {
     return false;
   }
 
-  private static void await(java.util.function.BooleanSupplier ok, RealPrometheus p, String what)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    while (!ok.getAsBoolean()) {
-      assertTrue(p.isAlive(), "prometheus exited");
-      assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
-      Thread.sleep(200);
-    }
+  private static void await(java.util.function.BooleanSupplier ok, RealPrometheus p, String what) {
+    Await.until(
+        what,
+        () -> {
+          assertTrue(p.isAlive(), "prometheus exited");
+          return ok.getAsBoolean();
+        },
+        Boolean.TRUE::equals,
+        java.time.Duration.ofSeconds(90));
   }
 }

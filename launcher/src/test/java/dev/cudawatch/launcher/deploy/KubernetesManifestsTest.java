@@ -29,8 +29,13 @@ import org.junit.jupiter.api.Test;
 class KubernetesManifestsTest {
   private static List<JsonNode> all() throws Exception {
     List<JsonNode> docs = new ArrayList<>();
-    try (Stream<Path> files = Files.list(Repo.path("deploy/k8s"))) {
-      for (Path f : files.filter(p -> p.toString().endsWith(".yaml")).sorted().toList()) {
+    try (Stream<Path> files = Files.list(Repo.path("deploy/k8s/base"))) {
+      for (Path f :
+          files
+              .filter(p -> p.toString().endsWith(".yaml"))
+              .filter(p -> !p.endsWith("kustomization.yaml"))
+              .sorted()
+              .toList()) {
         docs.addAll(Repo.documents(f));
       }
     }
@@ -66,9 +71,14 @@ class KubernetesManifestsTest {
             assertFalse(
                 d.path("spec").path("resources").path("requests").path("storage").isMissingNode(),
                 where);
-        case "ServiceMonitor", "PodMonitor" ->
-            assertFalse(d.path("spec").path("selector").isMissingNode(), where + ": selector");
-        case "FlinkDeployment", "Namespace" -> {}
+        case "ServiceMonitor", "PodMonitor" -> {
+          assertFalse(d.path("spec").path("selector").isMissingNode(), where + ": selector");
+          // kube-prometheus-stack's Prometheus selects monitors and rules by this label
+          assertFalse(d.at("/metadata/labels/release").asText().isEmpty(), where + ": release");
+        }
+        case "PrometheusRule" ->
+            assertFalse(d.at("/metadata/labels/release").asText().isEmpty(), where + ": release");
+        case "FlinkDeployment", "Namespace", "ServiceAccount", "Role", "RoleBinding" -> {}
         default -> throw new AssertionError("unchecked kind " + kind);
       }
     }
@@ -164,6 +174,77 @@ class KubernetesManifestsTest {
         find(docs, "DaemonSet", "cudawatch-agent")
             .at("/spec/template/spec/containers/0/ports/0/name")
             .asText());
+  }
+
+  @Test
+  void theAgentReadsTheKernelLogAsNodeProblemDetectorDoesAndTheAlertsVolumeIsWritable()
+      throws Exception {
+    List<JsonNode> docs = all();
+    JsonNode agent = find(docs, "DaemonSet", "cudawatch-agent").at("/spec/template/spec");
+    JsonNode sc = agent.at("/containers/0/securityContext");
+    // /dev/kmsg is not exposed to unprivileged containers; CAP_SYSLOG as non-root reads nothing
+    assertTrue(sc.path("privileged").asBoolean(), "the agent's container must be privileged");
+    assertEquals(0, sc.path("runAsUser").asInt(-1), "and run as root");
+    assertTrue(sc.path("readOnlyRootFilesystem").asBoolean());
+    assertTrue(agent.toString().contains("\"path\":\"/dev/kmsg\""), "kmsg from the host");
+
+    JsonNode alerts = find(docs, "Deployment", "cudawatch-alerts").at("/spec/template/spec");
+    String dockerfile = Files.readString(Repo.path("Dockerfile"));
+    assertTrue(dockerfile.contains("--uid 10001 cudawatch"));
+    assertEquals(10001, alerts.at("/securityContext/runAsUser").asInt());
+    assertEquals(10001, alerts.at("/securityContext/fsGroup").asInt(), "the PVC is writable");
+    // liveness must not follow readiness: a Kafka outage makes /healthz 503 (not ready), and
+    // restarting the pod for it would help nothing
+    JsonNode c = alerts.at("/containers/0");
+    assertEquals("/healthz", c.at("/readinessProbe/httpGet/path").asText());
+    assertFalse(c.at("/livenessProbe").isMissingNode());
+    assertFalse(c.at("/livenessProbe/httpGet/path").asText().equals("/healthz"), "liveness");
+  }
+
+  @Test
+  void theFlinkDeploymentCarriesTheSameFlinkConfigAsComposeAndTheCluster() throws Exception {
+    JsonNode fd = find(all(), "FlinkDeployment", "cudawatch-processor");
+    Map<String, String> k8s = new HashMap<>();
+    fd.at("/spec/flinkConfiguration")
+        .properties()
+        .forEach(e -> k8s.put(e.getKey(), e.getValue().asText()));
+    Map<String, String> file = new HashMap<>();
+    flatten("", Repo.yaml("deploy/flink/config.yaml"), file);
+    // what differs by environment: where the JobManager is and how big the processes are (the
+    // operator sets those from the resource itself)
+    Set<String> perEnvironment =
+        Set.of(
+            "jobmanager.rpc.address",
+            "rest.address",
+            "rest.bind-address",
+            "jobmanager.memory.process.size",
+            "taskmanager.memory.process.size",
+            "parallelism.default");
+    Set<String> kubernetesOnly = Set.of("high-availability.type", "high-availability.storageDir");
+    for (var e : file.entrySet()) {
+      if (!perEnvironment.contains(e.getKey())) {
+        assertEquals(e.getValue(), k8s.get(e.getKey()), "flinkConfiguration " + e.getKey());
+      }
+    }
+    for (String k : k8s.keySet()) {
+      assertTrue(file.containsKey(k) || kubernetesOnly.contains(k), k + " is not in config.yaml");
+    }
+    // no S3 without its plugin: checkpoints on the shared volume every Flink pod mounts
+    assertTrue(k8s.get("execution.checkpointing.dir").startsWith("file:///opt/flink/data/"));
+    assertTrue(
+        fd.at("/spec/podTemplate/spec/containers/0/volumeMounts")
+            .toString()
+            .contains("/opt/flink/data"));
+    JsonNode pvc = find(all(), "PersistentVolumeClaim", "cudawatch-flink-data");
+    assertEquals("ReadWriteMany", pvc.at("/spec/accessModes/0").asText());
+  }
+
+  private static void flatten(String prefix, JsonNode n, Map<String, String> out) {
+    if (n.isObject()) {
+      n.properties().forEach(e -> flatten(prefix + e.getKey() + ".", e.getValue(), out));
+    } else {
+      out.put(prefix.substring(0, prefix.length() - 1), n.asText());
+    }
   }
 
   @Test

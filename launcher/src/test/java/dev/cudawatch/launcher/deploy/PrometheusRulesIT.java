@@ -1,8 +1,10 @@
 package dev.cudawatch.launcher.deploy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.alerts.RealBinaries;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.ingest.AgentSettings;
@@ -59,7 +61,25 @@ class PrometheusRulesIT {
       n++;
       assertTrue(tests.contains("alertname: " + m.group(1)), "no promtool test for " + m.group(1));
     }
-    assertEquals(8, n);
+    assertEquals(4, n);
+  }
+
+  @Test
+  void everyAlertHasOnePathTheJobsRulesAreNotCopiedIntoPrometheus() throws Exception {
+    String alerts = Files.readString(Repo.path("deploy/prometheus/rules/cudawatch-alerts.yml"));
+    JsonNode jobRules = Repo.yaml("processor/src/main/resources/cudawatch/rules.yaml");
+    List<String> names = new ArrayList<>(List.of("GpuMemoryLeak", "GpuJobFailure"));
+    jobRules.path("rules").forEach(r -> names.add(r.path("name").asText()));
+    assertTrue(names.size() > 5, names.toString());
+    var m = java.util.regex.Pattern.compile("- alert: (\\w+)").matcher(alerts);
+    while (m.find()) {
+      String prom = m.group(1).replaceFirst("^Cudawatch", "");
+      assertFalse(names.contains(prom), m.group(1) + " copies the job's rule " + prom);
+      assertTrue(
+          m.group(1)
+              .matches("Cudawatch(PipelineDown|ConsumerLagging|DeadLetters|NotificationsFailing)"),
+          m.group(1));
+    }
   }
 
   @Test
@@ -72,6 +92,29 @@ class PrometheusRulesIT {
             "check-config",
             Repo.path("deploy/alertmanager/alertmanager.yml").toString());
     assertTrue(out.contains("SUCCESS"), out);
+    // every alert reaches the team webhook (the demo's receiver); critical ones also page Slack
+    String config = "--config.file=" + Repo.path("deploy/alertmanager/alertmanager.yml");
+    for (String[] c :
+        List.of(
+            new String[] {"gpu-ops-slack,team-webhook", "alertname=LemonGpu", "severity=critical"},
+            new String[] {
+              "gpu-ops-slack,team-webhook", "alertname=RepeatedGpuXidHardware", "severity=critical"
+            },
+            new String[] {"team-webhook", "alertname=RepeatedOutOfMemory", "severity=warning"},
+            new String[] {"team-webhook", "alertname=CodeBug", "severity=error"},
+            new String[] {"team-webhook", "alertname=CudawatchConsumerLagging", "severity=warning"},
+            new String[] {"team-webhook", "alertname=GpuJobFailure"})) {
+      List<String> cmd = new ArrayList<>(List.of(amtool, "config", "routes", "test", config));
+      cmd.addAll(List.of(c).subList(1, c.length));
+      String receivers =
+          run(dir, cmd.toArray(new String[0]))
+              .lines()
+              .filter(l -> !l.startsWith("Warning"))
+              .findFirst()
+              .orElse("")
+              .strip();
+      assertEquals(c[0], receivers, String.join(" ", c));
+    }
   }
 
   @Test

@@ -25,6 +25,10 @@ final class Repo {
     return YAML.readTree(Files.readString(path(relative)));
   }
 
+  static JsonNode yamlText(String text) throws IOException {
+    return YAML.readTree(text);
+  }
+
   /** Every document of a multi-document YAML file. */
   static List<JsonNode> documents(Path file) throws IOException {
     List<JsonNode> out = new ArrayList<>();

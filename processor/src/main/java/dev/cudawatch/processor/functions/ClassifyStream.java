@@ -11,6 +11,7 @@ import dev.cudawatch.diagnosis.engine.LineMeta;
 import dev.cudawatch.diagnosis.engine.StreamClassifier;
 import dev.cudawatch.diagnosis.engine.StreamContext;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.processor.records.StreamStateSerializer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -53,14 +54,15 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   @Override
   public void open(OpenContext ctx) {
     catalog = new CatalogLoader().loadTexts(extraCatalogs);
-    advisor = new Advisor(catalog.xids());
+    advisor = new Advisor(catalog.taxonomy());
     StateTtlConfig ttl =
         StateTtlConfig.newBuilder(stateTtl)
             .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
             .build();
     state =
         getRuntimeContext()
-            .getState(ttlOn(new ValueStateDescriptor<>("stream", StreamState.class), ttl));
+            .getState(
+                ttlOn(new ValueStateDescriptor<>("stream", StreamStateSerializer.INSTANCE), ttl));
     lastOffset =
         getRuntimeContext()
             .getState(ttlOn(new ValueStateDescriptor<>("last-offset", Long.class), ttl));

@@ -4,7 +4,6 @@ import dev.cudawatch.common.wire.Incident;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -15,27 +14,17 @@ import org.apache.flink.util.Collector;
 
 /**
  * Joins application incidents with the kernel log's Xids on the same host and GPU within a few
- * seconds of event time, and emits the application incident again with a verdict: Xid 13, 31 or 43
- * beside it mean the application faulted and the GPU is healthy; Xid 48, 63, 64, 74, 79, 92, 94,
- * 95, 119 or 120 make the hardware the suspect. State lives only for the join window.
+ * seconds of event time, and emits the application incident again with the verdict the Xids give
+ * ({@link XidVerdicts}: each Xid's verdict in taxonomy.yaml, e.g. Xid 13, 31 or 43 mean the
+ * application faulted and the GPU is healthy; Xid 48, 79 or 95 make the hardware the suspect).
+ * Which classes take a verdict is taxonomy.yaml's too. State lives only for the join window.
  */
 public final class CorrelateXid extends KeyedProcessFunction<String, Incident, Incident> {
   private static final long serialVersionUID = 1L;
 
-  public static final String APPLICATION_FAULT = "application_fault";
-  public static final String HARDWARE_SUSPECT = "hardware_suspect";
-  static final Set<Integer> APPLICATION_XIDS = Set.of(13, 31, 43);
-  static final Set<Integer> HARDWARE_XIDS = Set.of(48, 63, 64, 74, 79, 92, 94, 95, 119, 120);
-  static final Set<String> APPLICATION_CLASSES =
-      Set.of(
-          "illegal_memory_access",
-          "misaligned_address",
-          "invalid_address_space",
-          "kernel_exception",
-          "ecc_error",
-          "cuda_error",
-          "device_assert",
-          "gpu_lost");
+  public static final String APPLICATION_FAULT = XidVerdicts.APPLICATION_FAULT;
+  public static final String HARDWARE_SUSPECT = XidVerdicts.HARDWARE_SUSPECT;
+  public static final String DRIVER_SUSPECT = XidVerdicts.DRIVER_SUSPECT;
 
   private final long windowMs;
   private transient MapState<Long, List<Integer>> xids; // event time -> Xid codes
@@ -55,7 +44,8 @@ public final class CorrelateXid extends KeyedProcessFunction<String, Incident, I
   public static boolean relevant(Incident i) {
     return keyOf(i) != null
         && i.root()
-        && ("gpu_xid".equals(i.incidentClass()) || APPLICATION_CLASSES.contains(i.incidentClass()));
+        && (XidVerdicts.xidClass().equals(i.incidentClass())
+            || XidVerdicts.getsVerdict(i.incidentClass()));
   }
 
   @Override
@@ -73,7 +63,7 @@ public final class CorrelateXid extends KeyedProcessFunction<String, Incident, I
   @Override
   public void processElement(Incident i, Context ctx, Collector<Incident> out) throws Exception {
     long t = time(i);
-    if ("gpu_xid".equals(i.incidentClass())) {
+    if (XidVerdicts.xidClass().equals(i.incidentClass())) {
       if (!(i.fields().get("xid") instanceof Number x)) {
         return;
       }
@@ -131,19 +121,13 @@ public final class CorrelateXid extends KeyedProcessFunction<String, Incident, I
 
   /** The verdict for an incident at {@code t} from the Xids within the window, or null. */
   private String verdict(Incident i, long t) throws Exception {
-    boolean app = false;
+    List<Integer> near = new ArrayList<>();
     for (Map.Entry<Long, List<Integer>> e : xids.entries()) {
-      if (Math.abs(e.getKey() - t) > windowMs) {
-        continue;
-      }
-      for (int x : e.getValue()) {
-        if (HARDWARE_XIDS.contains(x)) {
-          return HARDWARE_SUSPECT;
-        }
-        app |= APPLICATION_XIDS.contains(x);
+      if (Math.abs(e.getKey() - t) <= windowMs) {
+        near.addAll(e.getValue());
       }
     }
-    return app ? APPLICATION_FAULT : null;
+    return XidVerdicts.verdict(near);
   }
 
   private static long time(Incident i) {

@@ -72,7 +72,7 @@ public final class DetectMemoryTrend
 
   @Override
   public void open(OpenContext ctx) {
-    advisor = new Advisor(Catalog.builtIn().xids());
+    advisor = new Advisor(Catalog.builtIn().taxonomy());
     csv = NvidiaSmiCsv.agentFormat();
     StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).build();
     ValueStateDescriptor<MemoryTrendDetector> d =

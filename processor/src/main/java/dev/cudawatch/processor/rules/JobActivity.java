@@ -45,9 +45,10 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
       return;
     }
     boolean exit = r.kind() == RecordKind.EXIT;
+    // the record's own time keeps the throttle deterministic; ranks' clocks may disagree a little
+    java.time.Instant at = r.eventTime() != null ? r.eventTime() : r.ingestTime();
+    long now = at != null ? at.toEpochMilli() : Long.MAX_VALUE;
     if (!exit) {
-      // the record's own time keeps the throttle deterministic; ranks' clocks may disagree a little
-      long now = (r.eventTime() != null ? r.eventTime() : r.ingestTime()).toEpochMilli();
       String job = r.host() + "|" + r.job();
       Long last = lastSent.get(job);
       if (last != null && Math.abs(now - last) < throttleMs) {
@@ -58,7 +59,12 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
     for (RuleSpec rule : rules) {
       JobSignal s =
           SilenceKeys.signal(
-              rule, r.host(), r.job(), exit ? JobSignal.Kind.EXIT : JobSignal.Kind.ACTIVITY, null);
+              rule,
+              r.host(),
+              r.job(),
+              exit ? JobSignal.Kind.EXIT : JobSignal.Kind.ACTIVITY,
+              null,
+              now);
       if (s != null) {
         out.collect(s);
       }

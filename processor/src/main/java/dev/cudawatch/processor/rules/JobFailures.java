@@ -22,7 +22,13 @@ public final class JobFailures implements FlatMapFunction<Incident, JobSignal> {
     for (RuleSpec r : rules) {
       if (r.classes().contains(i.incidentClass())) {
         JobSignal s =
-            SilenceKeys.signal(r, i.host(), i.job(), JobSignal.Kind.FAILURE, i.incidentClass());
+            SilenceKeys.signal(
+                r,
+                i.host(),
+                i.job(),
+                JobSignal.Kind.FAILURE,
+                i.incidentClass(),
+                i.eventTime() != null ? i.eventTime().toEpochMilli() : Long.MIN_VALUE);
         if (s != null) {
           out.collect(s);
         }

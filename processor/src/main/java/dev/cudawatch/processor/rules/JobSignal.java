@@ -10,9 +10,15 @@ import java.util.Map;
  * @param labels key fields by name, for the alert's labels
  * @param kind what happened
  * @param incidentClass for a failure, the incident's class
+ * @param eventTimeMs when it happened, by the job's own clock (the record's or incident's time)
  */
 public record JobSignal(
-    String rule, String key, Map<String, String> labels, Kind kind, String incidentClass) {
+    String rule,
+    String key,
+    Map<String, String> labels,
+    Kind kind,
+    String incidentClass,
+    long eventTimeMs) {
 
   /** What a job did. */
   public enum Kind {

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.cudawatch.common.config.ConfigException;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Serializable;
@@ -35,6 +37,9 @@ public final class RuleSet implements Serializable {
     this.rules = List.copyOf(rules);
   }
 
+  /** In a rule's classes: every class the lemon-GPU score counts (taxonomy.yaml's lemon_gpu). */
+  public static final String LEMON_GPU = "@lemon_gpu";
+
   /** The shipped rules plus the given files' (name, YAML bytes). */
   public static RuleSet load(Map<String, byte[]> siteFiles) {
     Map<String, RuleSpec> byName = new LinkedHashMap<>();
@@ -57,13 +62,55 @@ public final class RuleSet implements Serializable {
         }
       }
       for (JsonNode n : root.path("rules")) {
-        RuleSpec r = YAML.treeToValue(n, RuleSpec.class);
+        RuleSpec r = withTaxonomyClasses(origin, YAML.treeToValue(n, RuleSpec.class));
         validate(origin, r);
         into.put(r.name(), r);
       }
     } catch (IOException e) {
       throw new ConfigException(origin + ": " + e.getMessage().lines().findFirst().orElse(""), e);
     }
+  }
+
+  /**
+   * Expands {@code @lemon_gpu} to the classes taxonomy.yaml marks {@code lemon_gpu: true}, and
+   * rejects a class the taxonomy does not know (a rule that could never fire).
+   */
+  private static RuleSpec withTaxonomyClasses(String origin, RuleSpec r) {
+    Taxonomy taxonomy = Taxonomy.builtIn();
+    List<String> classes = new ArrayList<>();
+    for (String c : r.classes()) {
+      if (c.equals(LEMON_GPU)) {
+        taxonomy.classes().stream()
+            .filter(IncidentClass::lemonGpu)
+            .forEach(k -> classes.add(k.id()));
+      } else if (taxonomy.contains(c)) {
+        classes.add(c);
+      } else {
+        throw new ConfigException(
+            origin
+                + ": rule '"
+                + r.name()
+                + "': unknown class '"
+                + c
+                + "' (classes are those of taxonomy.yaml, or "
+                + LEMON_GPU
+                + ")");
+      }
+    }
+    return new RuleSpec(
+        r.name(),
+        r.type(),
+        classes,
+        r.key(),
+        r.windowSeconds(),
+        r.threshold(),
+        r.distinct(),
+        r.severity(),
+        r.baselineSeconds(),
+        r.factor(),
+        r.forSeconds(),
+        r.summary(),
+        r.description());
   }
 
   private static void validate(String origin, RuleSpec r) {

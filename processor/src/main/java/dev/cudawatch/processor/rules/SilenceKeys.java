@@ -8,7 +8,12 @@ final class SilenceKeys {
   private SilenceKeys() {}
 
   static JobSignal signal(
-      RuleSpec r, String host, String job, JobSignal.Kind kind, String incidentClass) {
+      RuleSpec r,
+      String host,
+      String job,
+      JobSignal.Kind kind,
+      String incidentClass,
+      long eventTimeMs) {
     if (job == null || job.isEmpty()) {
       return null;
     }
@@ -22,6 +27,6 @@ final class SilenceKeys {
       labels.put(k, v);
       key.append('|').append(v);
     }
-    return new JobSignal(r.name(), key.toString(), labels, kind, incidentClass);
+    return new JobSignal(r.name(), key.toString(), labels, kind, incidentClass, eventTimeMs);
   }
 }

@@ -21,6 +21,9 @@ import org.apache.flink.util.Collector;
 public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, Alert> {
   private static final long serialVersionUID = 1L;
 
+  /** How long an exit is remembered for a failure's incident that arrives after it. */
+  static final long EXIT_MEMORY_MS = 10 * 60_000L;
+
   private final RuleSet rules;
   private final long forgetAfterMs;
   private transient Map<String, RuleSpec> byName;
@@ -28,7 +31,9 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
   private transient ValueState<Long> lastHeard; // processing time of the last output
   private transient ValueState<Long> firingSince;
   private transient ValueState<Long> timer;
-  private transient ValueState<Long> exitedAt; // a job that exited moments ago
+  // the event time of an exit not preceded by a watched failure: the failure's incident may still
+  // be on its way (it waits for its traceback to end, and a lagging pipeline delays it further)
+  private transient ValueState<Long> exitedAt;
 
   public SilenceRule(RuleSet rules, Duration forgetAfter) {
     this.rules = rules;
@@ -57,8 +62,8 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
     switch (s.kind()) {
       case FAILURE -> {
         Long exited = exitedAt.value();
-        if (exited != null && now - exited < r.forSeconds() * 1000) {
-          return; // its exit overtook the incident (incidents wait for the traceback to end)
+        if (exited != null && s.eventTimeMs() <= exited) {
+          return; // the job exited after this failure: its exit overtook the incident
         }
         exitedAt.clear();
         if (firingSince.value() == null) {
@@ -69,7 +74,8 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
       }
       case ACTIVITY -> {
         if (failure.value() == null) {
-          if (exitedAt.value() != null) {
+          Long exited = exitedAt.value();
+          if (exited != null && s.eventTimeMs() > exited) {
             exitedAt.clear(); // it runs again (a restart under the same job id)
             deleteTimer(ctx);
           }
@@ -85,9 +91,10 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
         if (failure.value() != null) {
           resolve(r, s.labels(), now, ctx, out); // it ended; the failure was reported already
         } else {
-          // remembered briefly: the incident of the failure it exited with may still be on its way
-          exitedAt.update(now);
-          schedule(ctx, now + r.forSeconds() * 1000);
+          // remembered a while: the incident of the failure it exited with may still be on its way
+          Long before = exitedAt.value();
+          exitedAt.update(before == null ? s.eventTimeMs() : Math.max(before, s.eventTimeMs()));
+          schedule(ctx, now + Math.max(r.forSeconds() * 1000, EXIT_MEMORY_MS));
         }
       }
       default -> throw new IllegalStateException(s.kind().name());

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
+import dev.cudawatch.diagnosis.taxonomy.XidInfo;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -61,6 +63,45 @@ class CorrelateXidTest {
       assertTrue(h.extractOutputValues().isEmpty());
       assertEquals(0, h.numEventTimeTimers());
       assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+
+  @Test
+  void everyXidOfTheCatalogGivesTheVerdictTaxonomyYamlStates() throws Exception {
+    for (XidInfo x : Taxonomy.builtIn().xids()) {
+      try (var h = harness()) {
+        h.processElement(
+            incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", (long) x.xid()), 50_000), 50_000);
+        h.processElement(incident("b", "kernel_exception", Map.of("gpu", 0L), 51_000), 51_000);
+        String expected =
+            switch (x.verdict()) {
+              case APPLICATION -> CorrelateXid.APPLICATION_FAULT;
+              case HARDWARE -> CorrelateXid.HARDWARE_SUSPECT;
+              case DRIVER -> CorrelateXid.DRIVER_SUSPECT;
+              case INFORMATIONAL -> null;
+            };
+        List<Incident> out = h.extractOutputValues();
+        assertEquals(expected, out.isEmpty() ? null : out.get(0).verdict(), "Xid " + x.xid());
+      }
+    }
+  }
+
+  @Test
+  void theHardwareOutweighsTheApplicationBesideIt() throws Exception {
+    try (var h = harness()) {
+      h.processElement(incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", 13L), 50_000), 50_000);
+      h.processElement(incident("y", "gpu_xid", Map.of("gpu", 0L, "xid", 95L), 50_500), 50_500);
+      h.processElement(incident("b", "illegal_memory_access", Map.of("gpu", 0L), 51_000), 51_000);
+      assertEquals(CorrelateXid.HARDWARE_SUSPECT, h.extractOutputValues().get(0).verdict());
+    }
+  }
+
+  @Test
+  void aGspTimeoutBlamesTheDriverAsTheCatalogSays() throws Exception {
+    try (var h = harness()) {
+      h.processElement(incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", 119L), 50_000), 50_000);
+      h.processElement(incident("b", "cuda_error", Map.of("gpu", 0L), 51_000), 51_000);
+      assertEquals(CorrelateXid.DRIVER_SUSPECT, h.extractOutputValues().get(0).verdict());
     }
   }
 }

@@ -152,6 +152,40 @@ class SilenceRuleTest {
     }
   }
 
+  /**
+   * A pipeline under load can deliver a failure's incident minutes after the job's exit record.
+   * Event times decide: the job exited after it failed, so nothing hangs (once a flaky false
+   * alert).
+   */
+  @Test
+  void aFailureArrivingMinutesAfterTheExitStillKeepsItQuiet() throws Exception {
+    try (var h = harness()) {
+      h.setProcessingTime(0);
+      record(h, activity(), RecordKind.EXIT, 5_000); // exited at 5 s, after failing at 0 s
+      h.setProcessingTime(3 * MIN);
+      fail(h); // the incident (event time 0) is three minutes late
+      h.setProcessingTime(30 * MIN);
+      assertTrue(h.extractOutputValues().isEmpty(), "no hang alert for a job that exited");
+      assertEquals(0, h.numProcessingTimeTimers());
+      assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+
+  @Test
+  void aRestartThatFailsAfterTheExitIsWatched() throws Exception {
+    try (var h = harness()) {
+      JobActivity activity = activity();
+      h.setProcessingTime(0);
+      record(h, activity, RecordKind.EXIT, -60_000); // an earlier run of the job ended
+      record(h, activity, RecordKind.LOG, -30_000); // it was started again and writes
+      fail(h); // and fails at 0 s, after that exit
+      h.setProcessingTime(10 * MIN);
+      List<Alert> out = h.extractOutputValues();
+      assertEquals(1, out.size(), "the restarted run hangs");
+      assertEquals(Alert.State.FIRING, out.get(0).state());
+    }
+  }
+
   @Test
   void healthyJobsLeaveNoStateAndActivityIsThinned() throws Exception {
     try (var h = harness()) {

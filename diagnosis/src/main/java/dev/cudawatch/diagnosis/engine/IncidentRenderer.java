@@ -1,0 +1,101 @@
+package dev.cudawatch.diagnosis.engine;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.Signature;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.XidRole;
+import dev.cudawatch.diagnosis.taxonomy.XidVerdict;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Renders a settled incident for people: severity and suspect (the signature's, the CUDA error's,
+ * the Xid's or the class's), summary, explanation and next steps.
+ */
+final class IncidentRenderer {
+  private final Catalog catalog;
+  private final Advisor advisor;
+  private final StreamContext context;
+
+  IncidentRenderer(Catalog catalog, Advisor advisor, StreamContext context) {
+    this.catalog = catalog;
+    this.advisor = advisor;
+    this.context = context;
+  }
+
+  Incident render(OpenIncident c, Instant now) {
+    Map<String, Object> fields = new LinkedHashMap<>(c.fields);
+    if (c.preamble != null) {
+      // after the incident's own fields, so a preamble never changes their order
+      c.preamble.forEach(fields::putIfAbsent);
+    }
+    String suspect = c.suspect;
+    String severity = c.severity;
+    if (c.framework != null) {
+      fields.putIfAbsent("framework", c.framework);
+    }
+    if (context.host() != null) {
+      fields.putIfAbsent("host", context.host());
+    }
+    if (context.job() != null) {
+      fields.putIfAbsent("job", context.job());
+    }
+    Signature sig = catalog.signature(c.signatureId);
+    if (sig != null && sig.suspect() != null) {
+      suspect = sig.suspect();
+    }
+    if (sig != null && sig.severity() != null) {
+      severity = sig.severity();
+    }
+    IncidentClass klass = catalog.taxonomy().get(c.incidentClass);
+    if (klass.xidCorrelation() == XidRole.XID && fields.get("xid") instanceof Long x) {
+      var e = catalog.taxonomy().xid(x.intValue());
+      if (e.isPresent()) {
+        severity = e.get().severity();
+        if (e.get().verdict() != XidVerdict.INFORMATIONAL) {
+          suspect = e.get().verdict().id();
+        }
+      }
+    }
+    Advice advice = advisor.advise(c.incidentClass, fields);
+    String template = sig != null ? sig.summary() : null;
+    // a site's own signature may bring its own advice (user catalogs); the built-in one is the
+    // class's
+    String explanation =
+        sig != null && sig.explanation() != null ? sig.explanation() : advice.explanation();
+    LinkedHashSet<String> steps = new LinkedHashSet<>(advice.nextSteps());
+    if (sig != null) {
+      steps.addAll(sig.nextSteps());
+    }
+    if (!c.root) {
+      explanation =
+          "A consequence of an earlier failure in this stream ("
+              + c.rootId
+              + "): fix that one first. "
+              + explanation;
+    }
+    return Incident.builder(c.id, c.incidentClass)
+        .root(c.root, c.rootId)
+        .count(c.count)
+        .severity(severity != null ? severity : klass.severity())
+        .suspect(suspect != null ? suspect : klass.suspect())
+        .signature(c.signatureId)
+        .fields(fields)
+        .summary(template != null ? SummaryTemplate.render(template, fields) : klass.title())
+        .explanation(explanation)
+        .nextSteps(List.copyOf(steps))
+        .host(context.host())
+        .job(context.job())
+        .source(context.source())
+        .line(c.firstLine)
+        .firstRecordId(c.firstRecordId)
+        .eventTime(c.eventTime)
+        .detectedTime(now)
+        .excerpt(c.excerpt)
+        .build();
+  }
+}

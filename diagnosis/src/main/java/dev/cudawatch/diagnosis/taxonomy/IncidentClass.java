@@ -1,0 +1,40 @@
+package dev.cudawatch.diagnosis.taxonomy;
+
+import java.util.List;
+
+/**
+ * One class of the taxonomy, as taxonomy.yaml states it.
+ *
+ * @param id the class name incidents carry ({@code cuda_oom})
+ * @param title what a person reads when no signature gives a summary
+ * @param severity default severity: critical, error, warning, info
+ * @param suspect default suspect: application, hardware, environment, infrastructure, framework,
+ *     driver
+ * @param explanation why it happens: a template over the fields ({@code {field}}, and {@code
+ *     [parts]} dropped when a field in them is missing)
+ * @param nextSteps what to do, templates as above, most useful first
+ * @param advice logic that adds field-specific advice before the steps above, or null
+ * @param lemonGpu counted by the lemon-GPU score and rule: a failure that may be the GPU's
+ * @param xidCorrelation its part in the Xid correlation
+ * @param detector the detector that produces it when no signature does ({@code memory_trend})
+ * @param fields the field names it may carry
+ */
+public record IncidentClass(
+    String id,
+    String title,
+    String severity,
+    String suspect,
+    String explanation,
+    List<String> nextSteps,
+    AdviceLogic advice,
+    boolean lemonGpu,
+    XidRole xidCorrelation,
+    String detector,
+    List<String> fields) {
+
+  public IncidentClass {
+    nextSteps = nextSteps == null ? List.of() : List.copyOf(nextSteps);
+    fields = fields == null ? List.of() : List.copyOf(fields);
+    xidCorrelation = xidCorrelation == null ? XidRole.NONE : xidCorrelation;
+  }
+}

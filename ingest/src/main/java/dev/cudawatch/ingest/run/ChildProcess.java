@@ -1,0 +1,32 @@
+package dev.cudawatch.ingest.run;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+
+/** The wrapped command: its output pipes, its end, and a way to pass it a signal. */
+public interface ChildProcess {
+  long pid();
+
+  InputStream stdout();
+
+  InputStream stderr();
+
+  /** Blocks until the child ends. */
+  ExitStatus waitFor() throws InterruptedException;
+
+  /** Sends {@code signal} to the child; false when it could not be sent. */
+  boolean signal(int signal);
+
+  /**
+   * Starts {@code command} with this process's stdin, working directory and environment: through
+   * posix_spawn where the C library can be reached (exact exit status and any signal), through
+   * Java's process API otherwise.
+   */
+  static ChildProcess start(List<String> command) throws IOException {
+    if (PosixChild.available()) {
+      return PosixChild.start(command);
+    }
+    return JavaChild.start(command);
+  }
+}

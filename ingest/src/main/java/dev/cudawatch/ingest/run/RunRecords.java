@@ -1,0 +1,71 @@
+package dev.cudawatch.ingest.run;
+
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.ingest.framing.FramedLine;
+import java.time.Clock;
+import java.util.List;
+
+/** The records of one wrapped job: its lines, per stream, and its exit. */
+public final class RunRecords {
+  private final AgentSettings settings;
+  private final String job;
+  private final Integer rank;
+  private final Integer localRank;
+  private final Integer gpu;
+  private final Clock clock;
+  private final String runId;
+  private final String source;
+
+  public RunRecords(
+      AgentSettings settings,
+      String job,
+      Integer rank,
+      Integer localRank,
+      Integer gpu,
+      String runId,
+      Clock clock) {
+    this.settings = settings;
+    this.runId = runId;
+    this.job = job;
+    this.rank = rank;
+    this.localRank = localRank;
+    this.gpu = gpu;
+    this.clock = clock;
+    this.source = "run:" + job + (rank != null ? "/rank" + rank : "");
+  }
+
+  /** A line of the job's {@code stream} (stdout or stderr). */
+  public LogRecord line(String stream, FramedLine l) {
+    return base().rank(rank != null ? rank : rankPrefix(l.text())).stream(stream)
+        .source(source + "/" + stream)
+        .offset(l.start())
+        .text(l.text())
+        .build();
+  }
+
+  /** How the job ended. */
+  public LogRecord exit(List<String> command, ExitStatus status) {
+    return base().rank(rank).kind(RecordKind.EXIT).stream("exit")
+        .source(source + "/exit")
+        .offset(0)
+        .text("cudawatch run: " + String.join(" ", command) + " finished with " + status.describe())
+        .build();
+  }
+
+  private LogRecord.Builder base() {
+    return LogRecord.builder()
+        .host(settings.host())
+        .job(job)
+        .localRank(localRank)
+        .gpu(gpu)
+        .sourceId(runId)
+        .eventTime(clock.instant());
+  }
+
+  /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
+  static Integer rankPrefix(String text) {
+    return dev.cudawatch.ingest.Agent.rankPrefix(text);
+  }
+}
