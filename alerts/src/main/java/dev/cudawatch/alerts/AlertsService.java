@@ -30,7 +30,7 @@ public final class AlertsService implements AutoCloseable {
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
     this.metrics = new AlertsMetrics(settings);
-    this.incidents = new IncidentStore(settings.maxIncidents());
+    this.incidents = new IncidentStore(settings.maxIncidents(), settings.maxIncidentsBytes());
     this.alerts = new AlertStore(settings.maxAlerts());
     this.health = health;
     this.printer = console == null ? null : new AlertPrinter(console);
@@ -49,6 +49,8 @@ public final class AlertsService implements AutoCloseable {
     if (settings.notifications().anyReceiver()) {
       notifier = new Notifier(settings.notifications(), metrics, clock);
       notifier.start();
+      Notifier n = notifier;
+      health.register("notifier", () -> true, n::details);
     }
     consumer =
         new TopicConsumer(
@@ -59,7 +61,7 @@ public final class AlertsService implements AutoCloseable {
             this::onAlert,
             this::afterBatch,
             clock);
-    health.register("alerts-consumer", consumer::ready);
+    health.register("alerts-consumer", consumer::ready, consumer::details);
     consumerThread = new Thread(consumer, "cudawatch-alerts-consumer");
     consumerThread.setDaemon(true);
     consumerThread.start();
@@ -94,6 +96,11 @@ public final class AlertsService implements AutoCloseable {
 
   public int httpPort() {
     return http.port();
+  }
+
+  /** The consumer's state (for tests and /healthz). */
+  public TopicConsumer consumer() {
+    return consumer;
   }
 
   public IncidentStore incidents() {

@@ -19,6 +19,7 @@ import java.util.List;
  * @param maxSeriesPerMetric label combinations per metric before new ones go to "other"
  * @param allowedJobLabels job ids allowed as a label (none by default: jobs are unbounded)
  * @param notifications where alerts are sent, and how
+ * @param maxIncidentsBytes bytes of incidents (their JSON) kept for the API; the oldest leave first
  */
 public record AlertsSettings(
     KafkaSettings kafka,
@@ -30,7 +31,8 @@ public record AlertsSettings(
     Boolean hostLabel,
     Integer maxSeriesPerMetric,
     List<String> allowedJobLabels,
-    NotifySettings notifications)
+    NotifySettings notifications,
+    Long maxIncidentsBytes)
     implements Validated {
 
   public AlertsSettings {
@@ -44,10 +46,11 @@ public record AlertsSettings(
     maxSeriesPerMetric = maxSeriesPerMetric == null ? 2000 : maxSeriesPerMetric;
     allowedJobLabels = allowedJobLabels == null ? List.of() : List.copyOf(allowedJobLabels);
     notifications = notifications == null ? NotifySettings.defaults() : notifications;
+    maxIncidentsBytes = maxIncidentsBytes == null ? 64L << 20 : maxIncidentsBytes;
   }
 
   public static AlertsSettings defaults() {
-    return new AlertsSettings(null, null, null, null, null, null, null, null, null, null);
+    return new AlertsSettings(null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public AlertsSettings with(KafkaSettings k, Integer port, NotifySettings n) {
@@ -61,7 +64,8 @@ public record AlertsSettings(
         hostLabel,
         maxSeriesPerMetric,
         allowedJobLabels,
-        n);
+        n,
+        maxIncidentsBytes);
   }
 
   @Override
@@ -72,6 +76,8 @@ public record AlertsSettings(
         maxIncidents >= 1 && maxIncidents <= 1_000_000,
         path + "max_incidents",
         "must be 1..1000000");
+    Validated.require(
+        maxIncidentsBytes >= 65_536, path + "max_incidents_bytes", "must be at least 65536");
     Validated.require(
         maxAlerts >= 1 && maxAlerts <= 1_000_000, path + "max_alerts", "must be 1..1000000");
     Validated.require(

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.alerts.metrics.SeriesLimiter;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.common.wire.Alert;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -45,6 +47,35 @@ class StoresAndLimitsTest {
             new IncidentStore.IncidentQuery(null, null, null, Fixtures.T0.plusSeconds(3), 1, 1));
     assertEquals(2, page.total());
     assertEquals("i3", page.items().get(0).id());
+  }
+
+  @Test
+  void theIncidentStoreIsBoundedInBytesToo() {
+    long one =
+        dev.cudawatch.common.wire.WireJson.toBytes(
+                Fixtures.incident("i0", "cuda_oom", "node-1", "j", Fixtures.T0))
+            .length;
+    IncidentStore s = new IncidentStore(1000, 3 * one + one / 2);
+    for (int i = 0; i < 10; i++) {
+      s.add(Fixtures.incident("i" + i, "cuda_oom", "node-1", "j", Fixtures.T0.plusSeconds(i)));
+    }
+    assertEquals(3, s.size(), "count allows 1000, bytes allow 3");
+    assertEquals(7, s.evicted());
+    assertTrue(s.bytes() <= 3 * one + one / 2);
+  }
+
+  @Test
+  void alertsArePagedNewestFirst() {
+    dev.cudawatch.alerts.store.AlertStore s = new dev.cudawatch.alerts.store.AlertStore(100);
+    for (int i = 0; i < 5; i++) {
+      s.put(AlertsFaultsIT.alert(i, i % 2 == 0 ? Alert.State.FIRING : Alert.State.RESOLVED));
+    }
+    var page = s.page(null, 1, 2);
+    assertEquals(5, page.total());
+    assertEquals(2, page.items().size());
+    assertEquals(3, s.page("firing", 0, 10).total());
+    assertEquals(2, s.page("resolved", 0, 10).items().size());
+    assertEquals(0, s.page(null, 10, 10).items().size());
   }
 
   @Test

@@ -1,31 +1,52 @@
 package dev.cudawatch.alerts.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import dev.cudawatch.alerts.http.GuardedHttpServer.Request;
+import dev.cudawatch.alerts.http.GuardedHttpServer.Response;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.common.wire.WireJson;
-import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
-/** Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /healthz. */
+/**
+ * Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /healthz, on a {@link
+ * GuardedHttpServer} (bounded connections, request size and time; loopback Host check). Bad input
+ * (a malformed query string, an unknown parameter value) gets a 400 with a one-line reason.
+ */
 public final class ApiServer implements AutoCloseable {
   private static final int MAX_LIMIT = 1000;
 
-  private final HttpServer server;
-  private final ExecutorService pool;
+  /** Connections served at once; more are answered 503 without waiting. */
+  static final int MAX_CONNECTIONS = 32;
+
+  /** A request's head must arrive within this (slow clients are cut off). */
+  static final long REQUEST_TIMEOUT_MS = 5_000;
+
+  /** A connection is closed after this, response written or not. */
+  static final long CONNECTION_TIMEOUT_MS = 30_000;
+
+  private static final List<String> PATHS =
+      List.of("/metrics", "/api/incidents", "/api/alerts", "/healthz");
+
+  private final GuardedHttpServer server;
+  private final PrometheusRegistry registry;
+  private final IncidentStore incidents;
+  private final AlertStore alerts;
+  private final Health health;
+  private final ExpositionFormats formats = ExpositionFormats.init();
 
   public ApiServer(
       String host,
@@ -35,76 +56,74 @@ public final class ApiServer implements AutoCloseable {
       AlertStore alerts,
       Health health)
       throws IOException {
-    server = HttpServer.create(new InetSocketAddress(host, port), 64);
-    pool =
-        Executors.newFixedThreadPool(
-            4,
-            r -> {
-              Thread t = new Thread(r, "cudawatch-http");
-              t.setDaemon(true);
-              return t;
-            });
-    server.setExecutor(pool);
-    server.createContext("/metrics", new MetricsHandler(registry));
-    server.createContext("/api/incidents", ex -> safely(ex, () -> incidents(ex, incidents)));
-    server.createContext(
-        "/api/alerts", ex -> safely(ex, () -> json(ex, 200, Map.of("alerts", alerts.all()))));
-    server.createContext(
-        "/healthz",
-        ex ->
-            safely(
-                ex,
-                () -> {
-                  Map<String, Boolean> s = health.status();
-                  boolean ok = s.values().stream().allMatch(Boolean::booleanValue);
-                  json(
-                      ex,
-                      ok ? 200 : 503,
-                      Map.of("status", ok ? "ok" : "starting", "components", s));
-                }));
-    server.createContext(
-        "/",
-        ex ->
-            safely(
-                ex,
-                () ->
-                    json(
-                        ex,
-                        404,
-                        Map.of(
-                            "error",
-                            "not found",
-                            "paths",
-                            new String[] {
-                              "/metrics", "/api/incidents", "/api/alerts", "/healthz"
-                            }))));
-    server.start();
+    this(host, port, registry, incidents, alerts, health, REQUEST_TIMEOUT_MS);
+  }
+
+  ApiServer(
+      String host,
+      int port,
+      PrometheusRegistry registry,
+      IncidentStore incidents,
+      AlertStore alerts,
+      Health health,
+      long requestTimeoutMs)
+      throws IOException {
+    this.registry = registry;
+    this.incidents = incidents;
+    this.alerts = alerts;
+    this.health = health;
+    this.server =
+        new GuardedHttpServer(
+            host, port, MAX_CONNECTIONS, requestTimeoutMs, CONNECTION_TIMEOUT_MS, this::handle);
   }
 
   public int port() {
-    return server.getAddress().getPort();
+    return server.port();
   }
 
-  private interface Handler {
-    void run() throws IOException;
-  }
-
-  private static void safely(HttpExchange ex, Handler h) throws IOException {
-    try (ex) {
+  private Response handle(Request req) throws IOException {
+    if (!"GET".equals(req.method()) && !"HEAD".equals(req.method())) {
+      return json(405, Map.of("error", "read-only API: use GET"));
+    }
+    try {
+      URI uri;
       try {
-        if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
-          json(ex, 405, Map.of("error", "read-only API: use GET"));
-          return;
-        }
-        h.run();
-      } catch (BadRequest e) {
-        json(ex, 400, Map.of("error", e.getMessage()));
+        uri = new URI(req.target());
+      } catch (URISyntaxException e) {
+        throw new BadRequest("malformed request target");
       }
+      String path = uri.getRawPath() == null ? "" : uri.getRawPath();
+      Map<String, String> q = query(uri.getRawQuery());
+      return switch (path) {
+        case "/metrics" -> metrics(req);
+        case "/api/incidents" -> incidents(q);
+        case "/api/alerts" -> alerts(q);
+        case "/healthz" -> healthz();
+        default -> json(404, Map.of("error", "not found", "paths", PATHS));
+      };
+    } catch (BadRequest e) {
+      return json(400, Map.of("error", e.getMessage()));
     }
   }
 
-  private static void incidents(HttpExchange ex, IncidentStore store) throws IOException {
-    Map<String, String> q = query(ex.getRequestURI().getRawQuery());
+  private Response metrics(Request req) throws IOException {
+    ExpositionFormatWriter w = formats.findWriter(req.headers().get("accept"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    w.write(out, registry.scrape());
+    return new Response(200, w.getContentType(), out.toByteArray());
+  }
+
+  private Response healthz() throws IOException {
+    Map<String, Boolean> s = health.status();
+    boolean ok = s.values().stream().allMatch(Boolean::booleanValue);
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("status", ok ? "ok" : "starting");
+    body.put("components", s);
+    body.put("details", health.details());
+    return json(ok ? 200 : 503, body);
+  }
+
+  private Response incidents(Map<String, String> q) throws IOException {
     Instant since = null;
     if (q.containsKey("since")) {
       try {
@@ -115,11 +134,9 @@ public final class ApiServer implements AutoCloseable {
     }
     int limit = intParam(q, "limit", 100);
     int offset = intParam(q, "offset", 0);
-    if (limit < 1 || limit > MAX_LIMIT || offset < 0) {
-      throw new BadRequest("limit must be 1.." + MAX_LIMIT + " and offset at least 0");
-    }
+    checkPage(limit, offset);
     var page =
-        store.query(
+        incidents.query(
             new IncidentStore.IncidentQuery(
                 q.get("class"), q.get("host"), q.get("job"), since, offset, limit));
     Map<String, Object> body = new LinkedHashMap<>();
@@ -127,7 +144,31 @@ public final class ApiServer implements AutoCloseable {
     body.put("offset", page.offset());
     body.put("limit", page.limit());
     body.put("incidents", page.items());
-    json(ex, 200, body);
+    return json(200, body);
+  }
+
+  /** Alerts newest first, paged like incidents; {@code state} filters firing or resolved. */
+  private Response alerts(Map<String, String> q) throws IOException {
+    int limit = intParam(q, "limit", 100);
+    int offset = intParam(q, "offset", 0);
+    checkPage(limit, offset);
+    String state = q.get("state");
+    if (state != null && !state.equals("firing") && !state.equals("resolved")) {
+      throw new BadRequest("state must be firing or resolved");
+    }
+    var page = alerts.page(state, offset, limit);
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("total", page.total());
+    body.put("offset", offset);
+    body.put("limit", limit);
+    body.put("alerts", page.items());
+    return json(200, body);
+  }
+
+  private static void checkPage(int limit, int offset) {
+    if (limit < 1 || limit > MAX_LIMIT || offset < 0) {
+      throw new BadRequest("limit must be 1.." + MAX_LIMIT + " and offset at least 0");
+    }
   }
 
   private static int intParam(Map<String, String> q, String k, int dflt) {
@@ -143,26 +184,23 @@ public final class ApiServer implements AutoCloseable {
     if (raw == null) {
       return out;
     }
-    for (String kv : raw.split("&")) {
-      int eq = kv.indexOf('=');
-      if (eq > 0) {
-        out.put(
-            URLDecoder.decode(kv.substring(0, eq), StandardCharsets.UTF_8),
-            URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
+    try {
+      for (String kv : raw.split("&")) {
+        int eq = kv.indexOf('=');
+        if (eq > 0) {
+          out.put(
+              URLDecoder.decode(kv.substring(0, eq), StandardCharsets.UTF_8),
+              URLDecoder.decode(kv.substring(eq + 1), StandardCharsets.UTF_8));
+        }
       }
+    } catch (IllegalArgumentException e) {
+      throw new BadRequest("malformed query string (bad %-escape)");
     }
     return out;
   }
 
-  private static void json(HttpExchange ex, int status, Object body) throws IOException {
-    byte[] b = WireJson.mapper().writeValueAsBytes(body);
-    ex.getResponseHeaders().set("Content-Type", "application/json");
-    ex.sendResponseHeaders(status, "HEAD".equals(ex.getRequestMethod()) ? -1 : b.length);
-    if (!"HEAD".equals(ex.getRequestMethod())) {
-      try (OutputStream o = ex.getResponseBody()) {
-        o.write(b);
-      }
-    }
+  private static Response json(int status, Object body) throws IOException {
+    return new Response(status, "application/json", WireJson.mapper().writeValueAsBytes(body));
   }
 
   private static final class BadRequest extends RuntimeException {
@@ -175,7 +213,6 @@ public final class ApiServer implements AutoCloseable {
 
   @Override
   public void close() {
-    server.stop(0);
-    pool.shutdownNow();
+    server.close();
   }
 }

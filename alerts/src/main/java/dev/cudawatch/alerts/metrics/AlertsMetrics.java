@@ -28,6 +28,8 @@ public final class AlertsMetrics {
   private final Counter notificationFailures;
   private final Counter notificationsDropped;
   private final Gauge outbox;
+  private final Gauge outboxBytes;
+  private final Counter errors;
   private final Gauge lemonScore;
   private final Gauge secondsToFull;
   private final Gauge growth;
@@ -109,7 +111,10 @@ public final class AlertsMetrics {
     notificationsDropped =
         Counter.builder()
             .name("cudawatch_notifications_dropped_total")
-            .help("Notifications given up: rejected by the receiver, or the outbox was full")
+            .help(
+                "Notifications given up: rejected by the receiver (rejected), the outbox full"
+                    + " (outbox_full), past their maximum age (max_age, dead-lettered), or stale"
+                    + " resends whose endsAt had passed (stale)")
             .labelNames("receiver", "reason")
             .register(registry);
     outbox =
@@ -117,6 +122,21 @@ public final class AlertsMetrics {
             .name("cudawatch_notification_outbox_entries")
             .help("Notifications waiting for delivery")
             .labelNames("receiver")
+            .register(registry);
+    outboxBytes =
+        Gauge.builder()
+            .name("cudawatch_notification_outbox_bytes")
+            .unit(Unit.BYTES)
+            .help("Bytes of notifications waiting for delivery (bounded by outbox_max_bytes)")
+            .labelNames("receiver")
+            .register(registry);
+    errors =
+        Counter.builder()
+            .name("cudawatch_alerts_errors_total")
+            .help(
+                "Failures caught and retried (a full disk, a broker outage, a bug), by component;"
+                    + " the component keeps running")
+            .labelNames("component")
             .register(registry);
     List<String> gpuLabels = hostLabel ? List.of("host", "gpu") : List.of("gpu");
     lemonScore =
@@ -179,8 +199,14 @@ public final class AlertsMetrics {
     notificationsDropped.labelValues(receiver, reason).inc();
   }
 
-  public void outboxSize(String receiver, int n) {
+  public void outboxSize(String receiver, int n, long bytes) {
     outbox.labelValues(receiver).set(n);
+    outboxBytes.labelValues(receiver).set(bytes);
+  }
+
+  /** A failure that {@code component} caught and will retry. */
+  public void error(String component) {
+    errors.labelValues(component).inc();
   }
 
   public void consumerLag(String topic, long records) {

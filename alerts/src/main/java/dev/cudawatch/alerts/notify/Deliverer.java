@@ -5,6 +5,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.SplittableRandom;
@@ -14,8 +15,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Delivers one receiver's notifications from the outbox, oldest first: retries failures (network
  * errors, 5xx, 408, 429) with exponential backoff and jitter, drops what the receiver rejects
- * (other 4xx) with a count, and removes a notification only once the receiver accepted it. Logs
- * name the receiver, never its URL, which often carries a token.
+ * (other 4xx) with a count, and removes a notification only once the receiver accepted it. A
+ * notification older than {@code max_age_ms} is dead-lettered (a receiver answering 5xx for good
+ * does not hold its queue forever), and one whose alerts all ended ({@code endsAt} passed) is
+ * dropped as stale. No exception stops the thread: it is counted, and the loop goes on. Logs name
+ * the receiver, never its URL, which often carries a token.
  */
 final class Deliverer implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(Deliverer.class);
@@ -26,6 +30,7 @@ final class Deliverer implements Runnable {
   private final HttpClient http;
   private final NotifySettings settings;
   private final AlertsMetrics metrics;
+  private final Clock clock;
   private final SplittableRandom jitter = new SplittableRandom();
   private volatile boolean running = true;
 
@@ -35,7 +40,9 @@ final class Deliverer implements Runnable {
       Outbox outbox,
       HttpClient http,
       NotifySettings settings,
-      AlertsMetrics metrics) {
+      AlertsMetrics metrics,
+      Clock clock) {
+    this.clock = clock;
     this.receiver = receiver;
     this.url = url;
     this.outbox = outbox;
@@ -50,14 +57,31 @@ final class Deliverer implements Runnable {
     while (running) {
       try {
         Optional<Outbox.Entry> next = outbox.next(receiver, 200);
-        metrics.outboxSize(receiver, outbox.size(receiver));
+        gauge();
         if (next.isEmpty()) {
           continue;
         }
-        Outcome o = post(next.get().payload());
+        Outbox.Entry e = next.get();
+        long now = clock.millis();
+        if (e.expiresAtMs() > 0 && now >= e.expiresAtMs()) {
+          outbox.remove(e); // every alert in it has ended: the receiver knows it by itself
+          metrics.notificationDropped(receiver, "stale");
+          continue;
+        }
+        if (e.createdAtMs() > 0 && now - e.createdAtMs() >= settings.maxAgeMs()) {
+          outbox.deadLetter(e);
+          metrics.notificationDropped(receiver, "max_age");
+          LOG.error(
+              "{}: a notification was not accepted within max_age_ms; moved to {}",
+              receiver,
+              outbox.deadDir().resolve(receiver));
+          failures = 0;
+          continue;
+        }
+        Outcome o = post(e.payload());
         if (o == Outcome.DELIVERED || o == Outcome.REJECTED) {
-          outbox.remove(next.get());
-          metrics.outboxSize(receiver, outbox.size(receiver));
+          outbox.remove(e);
+          gauge();
           failures = 0;
           continue;
         }
@@ -66,8 +90,24 @@ final class Deliverer implements Runnable {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
+      } catch (RuntimeException e) {
+        // a bug or a disk error must not silently end delivery: count, wait, go on
+        metrics.error("deliverer");
+        LOG.error(
+            "{}: delivery loop failed ({}), retrying", receiver, e.getClass().getSimpleName());
+        failures++;
+        try {
+          Thread.sleep(backoff(failures));
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return;
+        }
       }
     }
+  }
+
+  private void gauge() {
+    metrics.outboxSize(receiver, outbox.size(receiver), outbox.bytes(receiver));
   }
 
   enum Outcome {

@@ -22,6 +22,7 @@ final class Grouper {
   private final long intervalMs;
   private final long repeatMs;
   private final int maxGroups;
+  private final boolean changesOnly;
   private final Map<String, Group> groups;
 
   /** One group's members and what was last sent about each (its JSON is the persisted state). */
@@ -31,10 +32,17 @@ final class Grouper {
     public Map<String, Alert.State> sent = new LinkedHashMap<>();
     public Long changedSince;
     public Long lastSent;
+
+    /** When every member was last sent (Alertmanager's resend; the others send all each time). */
+    public Long lastResent;
   }
 
-  /** What to send for one group now. */
-  record Batch(Map<String, String> groupLabels, String groupKey, List<Alert> alerts) {}
+  /** What to send for one group now; {@code full} when it holds every member, not only changes. */
+  record Batch(Map<String, String> groupLabels, String groupKey, List<Alert> alerts, boolean full) {
+    Batch(Map<String, String> groupLabels, String groupKey, List<Alert> alerts) {
+      this(groupLabels, groupKey, alerts, true);
+    }
+  }
 
   Grouper(
       List<String> groupBy,
@@ -43,6 +51,23 @@ final class Grouper {
       long repeatMs,
       int maxGroups,
       Map<String, Group> restored) {
+    this(groupBy, waitMs, intervalMs, repeatMs, maxGroups, restored, false);
+  }
+
+  /**
+   * With {@code changesOnly} (Alertmanager's way), a change sends only the alerts that changed and
+   * {@code repeatMs} is the resend interval of every firing alert; otherwise (an Alertmanager
+   * route) each message holds the whole group.
+   */
+  Grouper(
+      List<String> groupBy,
+      long waitMs,
+      long intervalMs,
+      long repeatMs,
+      int maxGroups,
+      Map<String, Group> restored,
+      boolean changesOnly) {
+    this.changesOnly = changesOnly;
     this.groupBy = groupBy;
     this.waitMs = waitMs;
     this.intervalMs = intervalMs;
@@ -94,13 +119,45 @@ final class Grouper {
     return true;
   }
 
-  /** The groups due at {@code now}; marks them sent. */
+  /** The groups due at {@code now}, each marked sent at once (for callers that cannot fail). */
   List<Batch> due(long now) {
+    List<Batch> out = pending(now);
+    for (Batch b : out) {
+      sent(b, now);
+    }
+    return out;
+  }
+
+  /**
+   * The groups due at {@code now}, not yet marked sent: the caller marks each with {@link #sent}
+   * once its message is durably queued, so a failure to queue leaves it due at the next tick.
+   */
+  List<Batch> pending(long now) {
     expire(now);
     List<Batch> out = new ArrayList<>();
-    for (var it = groups.entrySet().iterator(); it.hasNext(); ) {
-      var e = it.next();
+    for (var e : groups.entrySet()) {
       Group g = e.getValue();
+      boolean firing = g.members.values().stream().anyMatch(a -> a.state() == Alert.State.FIRING);
+      if (changesOnly) {
+        // Alertmanager: changes at once and only them; every firing alert again each resend
+        Long resent = g.lastResent != null ? g.lastResent : g.lastSent; // state of older versions
+        if (resent != null && now >= resent + repeatMs && firing) {
+          out.add(batch(e.getKey(), g, new ArrayList<>(g.members.values()), true));
+        } else if (g.changedSince != null && now >= g.changedSince + waitMs) {
+          List<Alert> changed = new ArrayList<>();
+          for (Alert a : g.members.values()) {
+            if (g.sent.get(a.fingerprint()) != a.state()) {
+              changed.add(a);
+            }
+          }
+          if (changed.isEmpty()) {
+            g.changedSince = null; // changed back before it was sent
+          } else {
+            out.add(batch(e.getKey(), g, changed, resent == null)); // the first starts the clock
+          }
+        }
+        continue;
+      }
       boolean send;
       if (g.changedSince != null) {
         long at =
@@ -109,31 +166,41 @@ final class Grouper {
                 : Math.max(g.changedSince, g.lastSent + intervalMs);
         send = now >= at;
       } else {
-        send =
-            g.lastSent != null
-                && now >= g.lastSent + repeatMs
-                && g.members.values().stream().anyMatch(a -> a.state() == Alert.State.FIRING);
+        send = g.lastSent != null && now >= g.lastSent + repeatMs && firing;
       }
-      if (!send) {
-        continue;
-      }
-      List<Alert> alerts = new ArrayList<>(g.members.values());
-      out.add(new Batch(Map.copyOf(g.labels), e.getKey(), alerts));
-      for (Alert a : alerts) {
-        if (a.state() == Alert.State.RESOLVED) {
-          g.members.remove(a.fingerprint());
-          g.sent.remove(a.fingerprint());
-        } else {
-          g.sent.put(a.fingerprint(), a.state());
-        }
-      }
-      g.lastSent = now;
-      g.changedSince = null;
-      if (g.members.isEmpty()) {
-        it.remove();
+      if (send) {
+        out.add(batch(e.getKey(), g, new ArrayList<>(g.members.values()), true));
       }
     }
     return out;
+  }
+
+  private static Batch batch(String key, Group g, List<Alert> alerts, boolean full) {
+    return new Batch(Map.copyOf(g.labels), key, alerts, full);
+  }
+
+  /** Marks a batch from {@link #pending} as sent (durably queued). */
+  void sent(Batch b, long now) {
+    Group g = groups.get(b.groupKey());
+    if (g == null) {
+      return;
+    }
+    for (Alert a : b.alerts()) {
+      if (a.state() == Alert.State.RESOLVED) {
+        g.members.remove(a.fingerprint());
+        g.sent.remove(a.fingerprint());
+      } else {
+        g.sent.put(a.fingerprint(), a.state());
+      }
+    }
+    g.lastSent = now;
+    if (b.full()) {
+      g.lastResent = now;
+    }
+    g.changedSince = null;
+    if (g.members.isEmpty()) {
+      groups.remove(b.groupKey());
+    }
   }
 
   /**

@@ -20,15 +20,20 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Sends alerts to the configured receivers: Alertmanager (API v2, every change at once and all
- * firing alerts again each resend interval), a webhook and Slack (grouped like an Alertmanager
- * route). What is due goes to the durable {@link Outbox}; one {@link Deliverer} per receiver drains
- * it. The grouping state is saved beside the outbox, so a restart neither loses a pending message
- * nor repeats more than at-least-once delivery allows.
+ * Sends alerts to the configured receivers: Alertmanager (API v2: each change at once, only the
+ * alerts that changed, and every firing alert again each resend interval), a webhook and Slack
+ * (grouped like an Alertmanager route). What is due goes to the durable {@link Outbox}, and only
+ * once it is there is it marked sent; one {@link Deliverer} per receiver drains it. The grouping
+ * state is saved beside the outbox, so a restart neither loses a pending message nor repeats more
+ * than at-least-once delivery allows. A tick that fails (a full disk) is counted and the next tick
+ * tries again: the clock never stops.
  */
 public final class Notifier implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Notifier.class);
   static final String ALERTMANAGER = "alertmanager";
   static final String WEBHOOK = "webhook";
   static final String SLACK = "slack";
@@ -50,6 +55,7 @@ public final class Notifier implements AutoCloseable {
   private final List<Thread> threads = new ArrayList<>();
   private ScheduledExecutorService ticker;
   private boolean dirty;
+  private volatile java.time.Instant failingSince;
 
   public Notifier(NotifySettings s, AlertsMetrics metrics, Clock clock) {
     this.settings = s;
@@ -57,11 +63,16 @@ public final class Notifier implements AutoCloseable {
     this.clock = clock;
     Path dir = Path.of(s.stateDir());
     this.outbox =
-        new Outbox(dir.resolve("outbox"), s.outboxMaxEntries(), metrics::notificationDropped);
+        new Outbox(
+            dir.resolve("outbox"),
+            dir.resolve("dead-letter"),
+            s.outboxMaxEntries(),
+            s.outboxMaxBytes(),
+            metrics::notificationDropped);
     this.stateFile = dir.resolve("notifier.json");
     Map<String, Map<String, Grouper.Group>> saved = load();
     if (s.alertmanagerUrl() != null) {
-      // Alertmanager groups by itself: one group, sent at once, resent each resend interval
+      // Alertmanager groups by itself: changes at once, all firing again each resend interval
       add(
           ALERTMANAGER,
           URI.create(s.alertmanagerUrl().replaceAll("/+$", "") + "/api/v2/alerts"),
@@ -71,7 +82,8 @@ public final class Notifier implements AutoCloseable {
               0,
               s.resendIntervalMs(),
               1,
-              saved.getOrDefault(ALERTMANAGER, Map.of())));
+              saved.getOrDefault(ALERTMANAGER, Map.of()),
+              true));
     }
     if (s.webhookUrl() != null) {
       add(WEBHOOK, URI.create(s.webhookUrl()), routeGrouper(saved.getOrDefault(WEBHOOK, Map.of())));
@@ -104,7 +116,7 @@ public final class Notifier implements AutoCloseable {
     HttpClient http =
         HttpClient.newBuilder().connectTimeout(Duration.ofMillis(settings.timeoutMs())).build();
     for (var e : urls.entrySet()) {
-      Deliverer d = new Deliverer(e.getKey(), e.getValue(), outbox, http, settings, metrics);
+      Deliverer d = new Deliverer(e.getKey(), e.getValue(), outbox, http, settings, metrics, clock);
       Thread t = new Thread(d, "cudawatch-notify-" + e.getKey());
       t.setDaemon(true);
       t.start();
@@ -121,9 +133,43 @@ public final class Notifier implements AutoCloseable {
     ticker.scheduleWithFixedDelay(this::tickAndSave, 100, 100, TimeUnit.MILLISECONDS);
   }
 
+  /** The scheduled tick: whatever fails is counted and tried again at the next one. */
   private void tickAndSave() {
-    tick();
-    persist();
+    try {
+      tick();
+      persist();
+      if (failingSince != null) {
+        LOG.info("notifier: ticks succeed again");
+        failingSince = null;
+      }
+    } catch (RuntimeException e) {
+      metrics.error("notifier_tick");
+      if (failingSince == null) {
+        failingSince = clock.instant();
+        LOG.error("notifier: tick failed ({}); retrying every tick", e.getMessage());
+      }
+    }
+  }
+
+  /** Null while ticks succeed; else when they began to fail. */
+  public java.time.Instant failingSince() {
+    return failingSince;
+  }
+
+  /** The notifier's part of /healthz: whether ticks fail (a full disk), and each outbox. */
+  public Map<String, Object> details() {
+    Map<String, Object> d = new LinkedHashMap<>();
+    java.time.Instant f = failingSince;
+    d.put("state", f == null ? "ok" : "failing");
+    if (f != null) {
+      d.put("failing_since", f.toString());
+    }
+    Map<String, Object> queued = new LinkedHashMap<>();
+    for (String r : urls.keySet()) {
+      queued.put(r, Map.of("entries", outbox.size(r), "bytes", outbox.bytes(r)));
+    }
+    d.put("outbox", queued);
+    return d;
   }
 
   /** Notes an alert for every receiver. */
@@ -134,44 +180,58 @@ public final class Notifier implements AutoCloseable {
     }
   }
 
-  /** Puts what is due now into the outbox. */
+  /**
+   * Puts what is due now into the outbox; a batch is marked sent only once it is there, so a failed
+   * write (a full disk) leaves it due for the next tick.
+   */
   public synchronized void tick() {
     long now = clock.millis();
-    String generator = settings.externalUrl() + "/api/alerts";
     for (var e : groupers.entrySet()) {
-      List<Grouper.Batch> due = e.getValue().due(now);
-      if (due.isEmpty()) {
-        continue;
+      Grouper g = e.getValue();
+      for (Grouper.Batch b : g.pending(now)) {
+        queue(e.getKey(), b, now);
+        g.sent(b, now);
+        dirty = true;
       }
-      dirty = true;
-      for (Grouper.Batch b : due) {
-        switch (e.getKey()) {
-          case ALERTMANAGER -> {
-            var endsAt = clock.instant().plusMillis(4 * settings.resendIntervalMs());
-            for (int i = 0; i < b.alerts().size(); i += AM_BATCH) {
-              outbox.add(
-                  ALERTMANAGER,
-                  Payloads.alertmanager(
-                      b.alerts().subList(i, Math.min(b.alerts().size(), i + AM_BATCH)),
-                      endsAt,
-                      generator));
-            }
+    }
+  }
+
+  private void queue(String receiver, Grouper.Batch b, long now) {
+    String generator = settings.externalUrl() + "/api/alerts";
+    switch (receiver) {
+      case ALERTMANAGER -> {
+        var endsAt = clock.instant().plusMillis(4 * settings.resendIntervalMs());
+        for (int i = 0; i < b.alerts().size(); i += AM_BATCH) {
+          List<Alert> part = b.alerts().subList(i, Math.min(b.alerts().size(), i + AM_BATCH));
+          // stale once every alert in it has ended at Alertmanager, which then resolved them
+          // itself (a resolution: once the longest end it may have been told has passed)
+          long stale = 0;
+          for (Alert a : part) {
+            var end =
+                a.state() == Alert.State.RESOLVED ? endsAt : Payloads.alertmanagerEnd(a, endsAt);
+            stale = Math.max(stale, end.toEpochMilli());
           }
-          case WEBHOOK ->
-              outbox.add(
-                  WEBHOOK,
-                  Payloads.webhook(
-                      "cudawatch-webhook",
-                      b,
-                      settings.maxAlertsPerMessage(),
-                      settings.externalUrl(),
-                      generator));
-          case SLACK ->
-              outbox.add(
-                  SLACK, Payloads.slack(b, settings.maxAlertsPerMessage(), settings.externalUrl()));
-          default -> throw new IllegalStateException(e.getKey());
+          outbox.add(ALERTMANAGER, Payloads.alertmanager(part, endsAt, generator), now, stale);
         }
       }
+      case WEBHOOK ->
+          outbox.add(
+              WEBHOOK,
+              Payloads.webhook(
+                  "cudawatch-webhook",
+                  b,
+                  settings.maxAlertsPerMessage(),
+                  settings.externalUrl(),
+                  generator),
+              now,
+              0);
+      case SLACK ->
+          outbox.add(
+              SLACK,
+              Payloads.slack(b, settings.maxAlertsPerMessage(), settings.externalUrl()),
+              now,
+              0);
+      default -> throw new IllegalStateException(receiver);
     }
   }
 
@@ -224,6 +284,14 @@ public final class Notifier implements AutoCloseable {
       t.interrupt();
       t.join(5_000);
     }
-    persist();
+    try {
+      tick(); // what is due now, then the state: a clean stop repeats nothing
+      persist();
+    } catch (RuntimeException e) {
+      // a full disk: the consumer did not commit what this state would have covered, so the next
+      // run reads those alerts again
+      metrics.error("notifier_tick");
+      LOG.warn("notifier: state not saved at close ({})", e.getMessage());
+    }
   }
 }

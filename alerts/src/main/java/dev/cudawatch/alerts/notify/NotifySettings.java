@@ -26,6 +26,10 @@ import java.util.List;
  * @param maxAlertsPerMessage alerts in one webhook or Slack message; the rest are counted as {@code
  *     truncatedAlerts}
  * @param externalUrl this service's URL as people reach it, for links back
+ * @param outboxMaxBytes bytes of notifications kept per receiver while it is unreachable; past it
+ *     the oldest are dropped and counted, as past {@code outbox_max_entries}
+ * @param maxAgeMs how long a notification is retried (the receiver down, or answering 5xx) before
+ *     it is dead-lettered (moved beside the outbox and counted) so it no longer holds the queue
  */
 public record NotifySettings(
     String alertmanagerUrl,
@@ -42,7 +46,9 @@ public record NotifySettings(
     Long retryMaxMs,
     Long timeoutMs,
     Integer maxAlertsPerMessage,
-    String externalUrl)
+    String externalUrl,
+    Long outboxMaxBytes,
+    Long maxAgeMs)
     implements Validated {
 
   public NotifySettings {
@@ -58,11 +64,14 @@ public record NotifySettings(
     timeoutMs = timeoutMs == null ? 10_000L : timeoutMs;
     maxAlertsPerMessage = maxAlertsPerMessage == null ? 100 : maxAlertsPerMessage;
     externalUrl = externalUrl == null ? "http://127.0.0.1:9400" : externalUrl;
+    outboxMaxBytes = outboxMaxBytes == null ? 64L << 20 : outboxMaxBytes;
+    maxAgeMs = maxAgeMs == null ? 24 * 3_600_000L : maxAgeMs;
   }
 
   public static NotifySettings defaults() {
     return new NotifySettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+        null, null);
   }
 
   /** The same with these receivers and state directory (for `local` and the command line). */
@@ -83,7 +92,9 @@ public record NotifySettings(
         retryMaxMs,
         timeoutMs,
         maxAlertsPerMessage,
-        externalUrl);
+        externalUrl,
+        outboxMaxBytes,
+        maxAgeMs);
   }
 
   public boolean anyReceiver() {
@@ -100,6 +111,8 @@ public record NotifySettings(
         outboxMaxEntries >= 1 && outboxMaxEntries <= 1_000_000,
         path + "outbox_max_entries",
         "must be 1..1000000");
+    Validated.require(outboxMaxBytes >= 4096, path + "outbox_max_bytes", "must be at least 4096");
+    Validated.require(maxAgeMs >= 1000, path + "max_age_ms", "must be >= 1000");
     Validated.require(groupWaitMs >= 0, path + "group_wait_ms", "must not be negative");
     Validated.require(groupIntervalMs >= 0, path + "group_interval_ms", "must not be negative");
     Validated.require(repeatIntervalMs >= 1000, path + "repeat_interval_ms", "must be >= 1000");

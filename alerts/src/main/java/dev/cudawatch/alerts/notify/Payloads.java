@@ -27,18 +27,23 @@ final class Payloads {
       m.put("labels", a.labels());
       m.put("annotations", a.annotations());
       m.put("startsAt", a.startsAt().toString());
-      // a resolution or an alert that expires by itself keeps its end; others end unless re-sent
-      Instant end =
-          a.endsAt() == null
-              ? firingEndsAt
-              : a.state() == Alert.State.RESOLVED || a.endsAt().isBefore(firingEndsAt)
-                  ? a.endsAt()
-                  : firingEndsAt;
-      m.put("endsAt", end.toString());
+      m.put("endsAt", alertmanagerEnd(a, firingEndsAt).toString());
       m.put("generatorURL", generatorUrl);
       out.add(m);
     }
     return WireJson.toBytes(out);
+  }
+
+  /**
+   * The end Alertmanager is told: a resolution or an alert that expires by itself keeps its end;
+   * others end at {@code firingEndsAt} unless re-sent.
+   */
+  static Instant alertmanagerEnd(Alert a, Instant firingEndsAt) {
+    return a.endsAt() == null
+        ? firingEndsAt
+        : a.state() == Alert.State.RESOLVED || a.endsAt().isBefore(firingEndsAt)
+            ? a.endsAt()
+            : firingEndsAt;
   }
 
   /** Alertmanager's webhook payload, version 4, so existing receivers work unchanged. */

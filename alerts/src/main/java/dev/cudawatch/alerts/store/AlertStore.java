@@ -38,6 +38,24 @@ public final class AlertStore {
     return out;
   }
 
+  /** One page of alerts, newest first, optionally only {@code firing} or {@code resolved} ones. */
+  public synchronized Page page(String state, int offset, int limit) {
+    List<Alert> matching =
+        all().stream()
+            .filter(
+                a ->
+                    state == null
+                        || a.state().name().toLowerCase(java.util.Locale.ROOT).equals(state))
+            .toList();
+    int from = Math.min(offset, matching.size());
+    return new Page(
+        List.copyOf(matching.subList(from, Math.min(matching.size(), from + limit))),
+        matching.size());
+  }
+
+  /** A page of alerts and how many matched in all. */
+  public record Page(List<Alert> items, int total) {}
+
   /** Alerts firing at {@code now} (expired ones are not). */
   public synchronized List<Alert> active(java.time.Instant now) {
     return all().stream().filter(a -> a.activeAt(now)).toList();

@@ -1,6 +1,7 @@
 package dev.cudawatch.alerts.store;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireJson;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -9,15 +10,29 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 
-/** The most recent incidents, newest first, bounded; duplicates (same id) are kept once. */
+/**
+ * The most recent incidents, newest first, bounded in count and in bytes (their JSON size: one
+ * incident can carry long log excerpts); duplicates (same id) are kept once.
+ */
 public final class IncidentStore {
   private final int capacity;
+  private final long maxBytes;
+  private long bytes;
   private final ArrayDeque<Incident> ring = new ArrayDeque<>();
   private final Set<String> ids = new HashSet<>();
   private long evicted;
 
   public IncidentStore(int capacity) {
+    this(capacity, Long.MAX_VALUE);
+  }
+
+  public IncidentStore(int capacity, long maxBytes) {
     this.capacity = capacity;
+    this.maxBytes = maxBytes;
+  }
+
+  private static long sizeOf(Incident i) {
+    return WireJson.toBytes(i).length;
   }
 
   /**
@@ -29,19 +44,37 @@ public final class IncidentStore {
       if (i.verdict() != null) {
         ArrayDeque<Incident> updated = new ArrayDeque<>(ring.size());
         for (Incident old : ring) {
-          updated.addLast(old.id().equals(i.id()) ? i : old);
+          if (old.id().equals(i.id())) {
+            bytes += sizeOf(i) - sizeOf(old);
+            updated.addLast(i);
+          } else {
+            updated.addLast(old);
+          }
         }
         ring.clear();
         ring.addAll(updated);
+        evict();
       }
       return false;
     }
     ring.addFirst(i);
-    while (ring.size() > capacity) {
-      ids.remove(ring.removeLast().id());
+    bytes += sizeOf(i);
+    evict();
+    return true;
+  }
+
+  private void evict() {
+    while (ring.size() > capacity || (bytes > maxBytes && ring.size() > 1)) {
+      Incident gone = ring.removeLast();
+      ids.remove(gone.id());
+      bytes -= sizeOf(gone);
       evicted++;
     }
-    return true;
+  }
+
+  /** JSON bytes of the incidents held. */
+  public synchronized long bytes() {
+    return bytes;
   }
 
   /** A page of incidents matching the filter, newest first. */

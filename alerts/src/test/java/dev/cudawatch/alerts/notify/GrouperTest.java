@@ -122,4 +122,36 @@ class GrouperTest {
     assertEquals(3, g.state().size(), "two groups and the overflow");
     assertEquals(2, g.state().get(Grouper.OVERFLOW).members.size());
   }
+
+  @Test
+  void alertmanagerGetsOnlyChangesAndEveryFiringAlertEachResendInterval() {
+    Grouper g = new Grouper(List.of(), 0, 0, 60 * S, 1, Map.of(), true);
+    g.offer(alert("X", "a", Alert.State.FIRING), 0);
+    g.offer(alert("X", "b", Alert.State.FIRING), 0);
+    assertEquals(2, g.due(0).get(0).alerts().size());
+    g.offer(alert("X", "c", Alert.State.FIRING), 10 * S);
+    List<Grouper.Batch> change = g.due(10 * S);
+    assertEquals(1, change.get(0).alerts().size(), "a change sends only what changed");
+    assertEquals("c", change.get(0).alerts().get(0).labels().get("host"));
+    g.offer(alert("X", "a", Alert.State.RESOLVED), 20 * S);
+    assertEquals(Alert.State.RESOLVED, g.due(20 * S).get(0).alerts().get(0).state());
+    assertTrue(g.due(59 * S).isEmpty(), "changes do not reset the resend clock, nor trigger it");
+    List<Grouper.Batch> resend = g.due(60 * S);
+    assertEquals(2, resend.get(0).alerts().size(), "every firing alert again (b and c)");
+    assertTrue(g.due(119 * S).isEmpty());
+    assertEquals(1, g.due(120 * S).size());
+  }
+
+  @Test
+  void aBatchNotMarkedSentStaysDue() {
+    Grouper g = new Grouper(List.of("alertname"), 0, 0, 3600 * S, 10, Map.of());
+    g.offer(alert("X", "a", Alert.State.FIRING), 0);
+    List<Grouper.Batch> first = g.pending(S);
+    assertEquals(1, first.size());
+    // queuing it failed (a full disk): nothing was marked, the next tick sends it
+    List<Grouper.Batch> again = g.pending(2 * S);
+    assertEquals(first.get(0).alerts(), again.get(0).alerts());
+    g.sent(again.get(0), 2 * S);
+    assertTrue(g.pending(3 * S).isEmpty());
+  }
 }

@@ -81,6 +81,8 @@ class NotifierDeliveryIT {
         50L,
         1000L,
         null,
+        null,
+        null,
         null);
   }
 

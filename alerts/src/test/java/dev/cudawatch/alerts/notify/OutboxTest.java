@@ -59,4 +59,27 @@ class OutboxTest {
     assertEquals("2", new String(o.next("am", 0).orElseThrow().payload(), StandardCharsets.UTF_8));
     assertEquals(2, o.size("am"));
   }
+
+  @Test
+  void theOutboxIsBoundedInBytesAndKeepsAgesAcrossARestart() throws Exception {
+    List<String> drops = new ArrayList<>();
+    Path box = dir.resolve("outbox");
+    Outbox o = new Outbox(box, dir.resolve("dead"), 1000, 25, (r, why) -> drops.add(r + ":" + why));
+    o.add("am", b("0123456789"), 1_000, 9_000);
+    o.add("am", b("0123456789"), 2_000, 0);
+    assertEquals(20, o.bytes("am"));
+    o.add("am", b("0123456789"), 3_000, 0);
+    assertEquals(List.of("am:outbox_full"), drops, "30 bytes > 25: the oldest went");
+    assertEquals(20, o.bytes("am"));
+    Outbox again = new Outbox(box, dir.resolve("dead"), 1000, 25, (r, why) -> drops.add(r));
+    Outbox.Entry e = again.next("am", 0).orElseThrow();
+    assertEquals(2_000, e.createdAtMs());
+    assertEquals(0, e.expiresAtMs());
+    assertEquals(20, again.bytes("am"));
+    again.deadLetter(e);
+    assertEquals(1, again.size("am"));
+    try (var dead = Files.list(dir.resolve("dead").resolve("am"))) {
+      assertEquals(1, dead.count(), "the given-up notification is kept for an operator");
+    }
+  }
 }

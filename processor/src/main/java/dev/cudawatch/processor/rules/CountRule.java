@@ -71,14 +71,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
   @Override
   public void onTimer(long ts, OnTimerContext ctx, Collector<Alert> out) throws Exception {
     timer.clear();
-    String name =
-        ctx.getCurrentKey()
-            .substring(
-                0,
-                ctx.getCurrentKey().indexOf('|') < 0
-                    ? ctx.getCurrentKey().length()
-                    : ctx.getCurrentKey().indexOf('|'));
-    RuleSpec r = byName.get(name);
+    RuleSpec r = byName.get(RuleKeys.rule(ctx.getCurrentKey()));
     if (r == null) {
       events.clear();
       values.clear();

@@ -49,7 +49,7 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
     java.time.Instant at = r.eventTime() != null ? r.eventTime() : r.ingestTime();
     long now = at != null ? at.toEpochMilli() : Long.MAX_VALUE;
     if (!exit) {
-      String job = r.host() + "|" + r.job();
+      String job = RuleKeys.of(r.host() == null ? "" : r.host(), java.util.List.of(r.job()));
       Long last = lastSent.get(job);
       if (last != null && Math.abs(now - last) < throttleMs) {
         return;

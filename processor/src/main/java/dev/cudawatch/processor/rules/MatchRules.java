@@ -2,6 +2,7 @@ package dev.cudawatch.processor.rules;
 
 import dev.cudawatch.common.wire.Incident;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.util.Collector;
@@ -28,7 +29,6 @@ public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
         continue;
       }
       Map<String, String> labels = new LinkedHashMap<>();
-      StringBuilder key = new StringBuilder(r.name());
       boolean complete = true;
       for (String k : r.key()) {
         String v = value(i, k);
@@ -37,11 +37,11 @@ public final class MatchRules implements FlatMapFunction<Incident, RuleEvent> {
           break;
         }
         labels.put(k, v);
-        key.append('|').append(v);
       }
       String distinct = r.distinct() == null ? i.id() : value(i, r.distinct());
       if (complete && distinct != null) {
-        out.collect(new RuleEvent(r.name(), r.type(), key.toString(), labels, i.id(), t, distinct));
+        String key = RuleKeys.of(r.name(), List.copyOf(labels.values()));
+        out.collect(new RuleEvent(r.name(), r.type(), key, labels, i.id(), t, distinct));
       }
     }
   }

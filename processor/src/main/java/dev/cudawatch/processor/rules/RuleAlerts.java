@@ -10,12 +10,12 @@ import java.util.Map;
 final class RuleAlerts {
   private RuleAlerts() {}
 
-  /** The key fields' values from an operator key {@code rule|v1|v2}, named by the rule's key. */
+  /** The key fields' values from an operator key ({@link RuleKeys}), named by the rule's key. */
   static Map<String, String> labelsFromKey(RuleSpec r, String key) {
-    String[] parts = key.split("\\|", -1);
+    java.util.List<String> parts = RuleKeys.parse(key);
     Map<String, String> out = new LinkedHashMap<>();
-    for (int i = 0; i < r.key().size() && i + 1 < parts.length; i++) {
-      out.put(r.key().get(i), parts[i + 1]);
+    for (int i = 0; i < r.key().size() && i + 1 < parts.size(); i++) {
+      out.put(r.key().get(i), parts.get(i + 1));
     }
     return out;
   }

@@ -18,15 +18,14 @@ final class SilenceKeys {
       return null;
     }
     Map<String, String> labels = new LinkedHashMap<>();
-    StringBuilder key = new StringBuilder(r.name());
     for (String k : r.key()) {
       String v = k.equals("host") ? host : job;
       if (v == null) {
         return null;
       }
       labels.put(k, v);
-      key.append('|').append(v);
     }
-    return new JobSignal(r.name(), key.toString(), labels, kind, incidentClass, eventTimeMs);
+    String key = RuleKeys.of(r.name(), java.util.List.copyOf(labels.values()));
+    return new JobSignal(r.name(), key, labels, kind, incidentClass, eventTimeMs);
   }
 }

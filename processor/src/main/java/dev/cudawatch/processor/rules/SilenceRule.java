@@ -105,8 +105,7 @@ public final class SilenceRule extends KeyedProcessFunction<String, JobSignal, A
   public void onTimer(long ts, OnTimerContext ctx, Collector<Alert> out) throws Exception {
     timer.clear();
     String key = ctx.getCurrentKey();
-    int bar = key.indexOf('|');
-    RuleSpec r = byName.get(bar < 0 ? key : key.substring(0, bar));
+    RuleSpec r = byName.get(RuleKeys.rule(key));
     Long heard = lastHeard.value();
     if (r == null || heard == null) { // also the end of an exit's memory
       clear();

@@ -78,8 +78,7 @@ public final class SpikeRule extends KeyedProcessFunction<String, RuleEvent, Ale
   public void onTimer(long ts, OnTimerContext ctx, Collector<Alert> out) throws Exception {
     timer.clear();
     String key = ctx.getCurrentKey();
-    int bar = key.indexOf('|');
-    RuleSpec r = byName.get(bar < 0 ? key : key.substring(0, bar));
+    RuleSpec r = byName.get(RuleKeys.rule(key));
     if (r == null) {
       clear(); // the rule was removed when the job was restored with new rules
       return;

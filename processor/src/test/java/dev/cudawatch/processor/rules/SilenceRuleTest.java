@@ -33,10 +33,15 @@ class SilenceRuleTest {
 
   private static void fail(KeyedOneInputStreamOperatorTestHarness<String, JobSignal, Alert> h)
       throws Exception {
+    fail(h, "job-7");
+  }
+
+  private static void fail(
+      KeyedOneInputStreamOperatorTestHarness<String, JobSignal, Alert> h, String job)
+      throws Exception {
     List<JobSignal> out = new ArrayList<>();
     new JobFailures(RULES)
-        .flatMap(
-            incident("n1", "nccl_timeout", "node-3", "job-7", Map.of(), 0, true), collector(out));
+        .flatMap(incident("n1", "nccl_timeout", "node-3", job, Map.of(), 0, true), collector(out));
     assertEquals(1, out.size());
     h.processElement(out.get(0), 0);
   }
@@ -47,9 +52,19 @@ class SilenceRuleTest {
       RecordKind kind,
       long t)
       throws Exception {
+    record(h, activity, kind, t, "job-7");
+  }
+
+  private static void record(
+      KeyedOneInputStreamOperatorTestHarness<String, JobSignal, Alert> h,
+      JobActivity activity,
+      RecordKind kind,
+      long t,
+      String job)
+      throws Exception {
     List<JobSignal> out = new ArrayList<>();
     activity.flatMap(
-        LogRecord.builder().host("node-3").job("job-7").kind(kind).stream("stderr")
+        LogRecord.builder().host("node-3").job(job).kind(kind).stream("stderr")
             .source("/logs/train.log")
             .offset(t)
             .eventTime(Instant.ofEpochMilli(t))
@@ -117,6 +132,45 @@ class SilenceRuleTest {
       assertEquals(a.fingerprint(), out.get(1).fingerprint());
       assertEquals(0, h.numProcessingTimeTimers(), "no timers left");
       assertEquals(0, h.numKeyedStateEntries(), "no state left");
+    }
+  }
+
+  @Test
+  void aJobIdHoldingTheKeySeparatorResolvesWithTheLabelsItFiredWith() throws Exception {
+    String job = "train|v2\\x|"; // '|' and '\' as a scheduler may allow in a job id
+    try (var h = harness()) {
+      JobActivity activity = activity();
+      h.setProcessingTime(1_000);
+      fail(h, job);
+      h.setProcessingTime(1_000 + 10 * MIN);
+      Alert firing = h.extractOutputValues().get(0);
+      assertEquals(Alert.State.FIRING, firing.state());
+      assertEquals(job, firing.labels().get("job"));
+      assertEquals("node-3", firing.labels().get("host"));
+      h.setProcessingTime(1_000 + 12 * MIN);
+      record(h, activity, RecordKind.LOG, 12 * MIN, job);
+      List<Alert> out = h.extractOutputValues();
+      assertEquals(2, out.size());
+      Alert resolved = out.get(1);
+      assertEquals(Alert.State.RESOLVED, resolved.state());
+      assertEquals(firing.labels(), resolved.labels());
+      assertEquals(firing.fingerprint(), resolved.fingerprint());
+      assertEquals(0, h.numKeyedStateEntries(), "no state left");
+    }
+  }
+
+  @Test
+  void ruleKeysReadBackEveryFieldAndLeaveOrdinaryKeysAsTheyWere() {
+    assertEquals("R|node-3|job-7", RuleKeys.of("R", List.of("node-3", "job-7")));
+    for (List<String> fields :
+        List.of(
+            List.of("R", "a|b", "c"),
+            List.of("R", "a", "b|c"),
+            List.of("R", "", "\\|", "x\\"),
+            List.of("R|S", "|"))) {
+      String key = RuleKeys.of(fields.get(0), fields.subList(1, fields.size()));
+      assertEquals(fields, RuleKeys.parse(key), key);
+      assertEquals(fields.get(0), RuleKeys.rule(key));
     }
   }
 

@@ -1,0 +1,132 @@
+package dev.cudawatch.alerts.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.alerts.store.AlertStore;
+import dev.cudawatch.alerts.store.IncidentStore;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The API over real sockets against slow, oversized, malformed and misdirected requests. */
+class ApiServerIT {
+  private static final int SLOW_CLIENTS = 16; // four times the old fixed pool of four workers
+  private ApiServer server;
+  private final List<Socket> slow = new ArrayList<>();
+
+  @BeforeEach
+  void start() throws IOException {
+    Health health = new Health();
+    health.register("test", () -> true);
+    server =
+        new ApiServer(
+            "127.0.0.1",
+            0,
+            new PrometheusRegistry(),
+            new IncidentStore(10),
+            new AlertStore(10),
+            health,
+            2_000);
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    for (Socket s : slow) {
+      s.close();
+    }
+    server.close();
+  }
+
+  /** Sends {@code head} raw and returns the status line (empty if the server just closed). */
+  private String raw(String head) throws IOException {
+    try (Socket s = new Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(head.getBytes(StandardCharsets.ISO_8859_1));
+      String resp = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      return resp.lines().findFirst().orElse("");
+    }
+  }
+
+  private String get(String target, String host) throws IOException {
+    return raw("GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+  }
+
+  @Test
+  void slowClientsHoldingConnectionsDoNotBlockHealthz() throws Exception {
+    for (int i = 0; i < SLOW_CLIENTS; i++) {
+      Socket s = new Socket("127.0.0.1", server.port());
+      slow.add(s);
+      // a request head that never ends
+      s.getOutputStream()
+          .write(
+              "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+                  .getBytes(StandardCharsets.ISO_8859_1));
+      s.getOutputStream().flush();
+    }
+    assertEquals("HTTP/1.1 200 OK", get("/healthz", "127.0.0.1:" + server.port()));
+    // the slow ones are cut off once the request timeout passes
+    Socket first = slow.get(0);
+    first.setSoTimeout(20_000);
+    InputStream in = first.getInputStream();
+    String answer = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+    assertTrue(answer.startsWith("HTTP/1.1 408"), answer);
+  }
+
+  @Test
+  void aRequestHeadBeyondTheLimitIs431() throws IOException {
+    String huge = "x".repeat(GuardedHttpServer.MAX_HEAD_BYTES);
+    try (Socket s = new Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      OutputStream o = s.getOutputStream();
+      o.write(
+          ("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + huge + "\r\n\r\n")
+              .getBytes(StandardCharsets.ISO_8859_1));
+      String resp = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertTrue(resp.startsWith("HTTP/1.1 431"), resp.lines().findFirst().orElse(""));
+    } catch (java.net.SocketException e) {
+      // the server may close before reading all of it (a reset): also a refusal
+    }
+  }
+
+  @Test
+  void aForeignHostHeaderIsRefusedOnLoopback() throws IOException {
+    assertEquals("HTTP/1.1 421 Misdirected Request", get("/api/alerts", "evil.example:9400"));
+    assertEquals("HTTP/1.1 421 Misdirected Request", get("/healthz", "127.0.0.1.evil.example"));
+    assertEquals("HTTP/1.1 200 OK", get("/api/alerts", "localhost:" + server.port()));
+    assertEquals("HTTP/1.1 200 OK", get("/api/alerts", "[::1]:" + server.port()));
+  }
+
+  @Test
+  void malformedInputGets400() throws IOException {
+    assertEquals("HTTP/1.1 400 Bad Request", get("/api/incidents?since=%zz", "127.0.0.1"));
+    assertEquals("HTTP/1.1 400 Bad Request", get("/api/alerts?limit=%", "127.0.0.1"));
+    assertEquals("HTTP/1.1 400 Bad Request", get("/api/alerts?state=maybe", "127.0.0.1"));
+    assertEquals("HTTP/1.1 400 Bad Request", raw("NONSENSE\r\n\r\n"));
+    assertEquals("HTTP/1.1 405 Method Not Allowed", raw("POST /api/alerts HTTP/1.1\r\n\r\n"));
+    assertEquals("HTTP/1.1 404 Not Found", get("/nope", "127.0.0.1"));
+  }
+
+  @Test
+  void metricsAreServedInTheFormatAsked() throws IOException {
+    String resp;
+    try (Socket s = new Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream()
+          .write(
+              "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                  .getBytes(StandardCharsets.US_ASCII));
+      resp = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertTrue(resp.startsWith("HTTP/1.1 200"), resp);
+    assertTrue(resp.contains("Content-Type: text/plain; version=0.0.4"), resp);
+  }
+}
