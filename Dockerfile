@@ -8,6 +8,7 @@ FROM eclipse-temurin:17.0.15_6-jdk AS build
 WORKDIR /src
 COPY .mvn .mvn
 COPY mvnw pom.xml ./
+COPY testkit/pom.xml testkit/
 COPY common/pom.xml common/
 COPY diagnosis/pom.xml diagnosis/
 COPY kafka-embedded/pom.xml kafka-embedded/

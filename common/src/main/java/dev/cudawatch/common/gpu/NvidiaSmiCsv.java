@@ -60,7 +60,15 @@ public final class NvidiaSmiCsv {
 
   /** True when a line is an nvidia-smi CSV header with memory columns. */
   public static boolean isHeader(String line) {
-    return line.contains("memory.used") && line.contains("memory.total") && line.contains(",");
+    // a header is column names only: a log line that quotes nvidia-smi's --query-gpu argument
+    // (a tool reporting a failed nvidia-smi call) has quotes, '=' or ':' in it
+    return line.contains("memory.used")
+        && line.contains("memory.total")
+        && line.contains(",")
+        && line.indexOf('=') < 0
+        && line.indexOf(':') < 0
+        && line.indexOf('\'') < 0
+        && line.indexOf('"') < 0;
   }
 
   /**

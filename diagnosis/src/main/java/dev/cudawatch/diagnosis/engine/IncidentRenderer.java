@@ -29,6 +29,10 @@ final class IncidentRenderer {
 
   Incident render(OpenIncident c, Instant now) {
     Map<String, Object> fields = new LinkedHashMap<>(c.fields);
+    if (c.preamble != null) {
+      // after the incident's own fields, so a preamble never changes their order
+      c.preamble.forEach(fields::putIfAbsent);
+    }
     String suspect = c.suspect;
     String severity = c.severity;
     if (c.framework != null) {

@@ -32,6 +32,12 @@ public final class LineNormalizer {
       s = s.replace('\u0000', ' ');
     }
     Integer rank = null;
+    int glued = s.indexOf("[rank");
+    if (glued > 0 && isRankPrefix(s, glued)) {
+      // torchrun's prefix glued onto a progress-bar redraw (or after a line number): what
+      // precedes it is the bar's last state, what follows is the rank's line
+      s = s.substring(glued);
+    }
     if (s.startsWith("[rank") || s.startsWith("[default")) {
       int p = s.startsWith("[rank") ? 5 : 8;
       int q = p;
@@ -51,5 +57,15 @@ public final class LineNormalizer {
       }
     }
     return new NormalizedLine(s, rank);
+  }
+
+  /** {@code [rankN]:} at {@code at}: digits, a closing bracket and a colon. */
+  private static boolean isRankPrefix(String s, int at) {
+    int q = at + 5;
+    int digits = q;
+    while (q < s.length() && Character.isDigit(s.charAt(q))) {
+      q++;
+    }
+    return q > digits && q + 1 < s.length() && s.charAt(q) == ']' && s.charAt(q + 1) == ':';
   }
 }

@@ -9,8 +9,8 @@ import java.util.Optional;
 
 /**
  * Turns a match's captured text into typed fields: sizes and durations as numbers, kernel_file from
- * a path, NCCL result names from their text, and the CUDA error completed from whichever of its
- * name, number or message the line stated.
+ * a path, NCCL result and cuBLAS status names from their text or number, and the CUDA error
+ * completed from whichever of its name, number or message the line stated.
  */
 final class MatchFields {
   private final CudaErrorTable cudaErrors;
@@ -26,9 +26,13 @@ final class MatchFields {
       String k = e.getKey();
       String v = e.getValue();
       switch (k) {
-        case "kernel_path" -> out.put("kernel_file", v.substring(v.lastIndexOf('/') + 1));
+        case "kernel_path" ->
+            // a Windows build's assert names its file with backslashes
+            out.put(
+                "kernel_file", v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
         case "pci" -> out.put("pci", kernelPci(v));
         case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
+        case "cublas_status_code" -> out.putIfAbsent("cublas_status", CublasStatuses.nameOf(v));
         case "ran_for_s" -> {
           Long s = FieldValues.parseLong(v);
           if (s != null) {
@@ -60,10 +64,18 @@ final class MatchFields {
       e = cudaErrors.byCode(code.intValue());
     }
     Object text = f.remove("cuda_error_string");
-    if (e.isEmpty() && text instanceof String s) {
-      e = cudaErrors.byText(s);
+    if (!(f.get("cuda_error_name") instanceof String) && text instanceof String s) {
+      Optional<CudaError> byText = cudaErrors.byText(s);
+      if (byText.isPresent() && e.isPresent() && byText.get() != e.get()) {
+        // the number is from an older numbering (PyTorch 0.x's THC printed legacy codes, e.g. 4
+        // for a launch failure): the text names the error, the stated number stays as stated
+        return byText;
+      }
       if (e.isEmpty()) {
-        f.putIfAbsent("message", s);
+        e = byText;
+        if (e.isEmpty()) {
+          f.putIfAbsent("message", s);
+        }
       }
     }
     e.ifPresent(

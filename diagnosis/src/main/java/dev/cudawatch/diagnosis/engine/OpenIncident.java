@@ -32,6 +32,9 @@ public final class OpenIncident implements Serializable {
 
   String severity;
 
+  /** Fields of a preamble line before the incident (NCCL version, PCI address): filled in last. */
+  LinkedHashMap<String, Object> preamble;
+
   void fill(Map<String, Object> more) {
     for (var e : more.entrySet()) {
       fields.putIfAbsent(e.getKey(), e.getValue());

@@ -10,6 +10,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -75,6 +77,7 @@ public final class StreamClassifier {
     NormalizedLine nl = LineNormalizer.normalize(raw);
     String text = nl.text();
     tracebacks.track(text, n);
+    st.inDiffHunk = QuotedText.inDiffHunk(st.inDiffHunk, text);
     Arrays.fill(mask, 0L);
     if (!catalog.keywords().scan(text, mask)) {
       return out;
@@ -87,6 +90,9 @@ public final class StreamClassifier {
         bits &= bits - 1;
         Signature sig = sigs.get(i);
         Map<String, String> raw2 = sig.match(text);
+        if (raw2 != null && (st.inDiffHunk || QuotedText.isQuoted(text))) {
+          return out;
+        }
         if (raw2 != null && sig.role() == Role.RESTART) {
           // a new process: what was open is complete, and its next failure is a root again
           out = append(out, flush(now));
@@ -149,15 +155,18 @@ public final class StreamClassifier {
               c ->
                   (sig.attachTo().isEmpty() || sig.attachTo().contains(c.incidentClass))
                       && n - c.lastLine <= settings.attachWindowLines());
+      fields.remove("rank");
+      fields.remove("exception_type");
       if (target != null) {
-        fields.remove("rank");
-        fields.remove("exception_type");
         target.fill(fields);
         target.lastLine = n;
         target.addExcerpt(text);
         return true;
       }
       if (sig.incidentClass() == null) {
+        st.preamble = new LinkedHashMap<>(fields);
+        st.preambleFor = new LinkedHashSet<>(sig.attachTo());
+        st.preambleLine = n;
         return false;
       }
     }
@@ -207,6 +216,11 @@ public final class StreamClassifier {
     inc.eventTime = meta != null ? meta.eventTime() : null;
     inc.id = incidentId(inc.firstRecordId, cls);
     inc.fields.putAll(fields);
+    if (st.preamble != null
+        && n - st.preambleLine <= settings.attachWindowLines()
+        && (st.preambleFor.isEmpty() || st.preambleFor.contains(cls))) {
+      inc.preamble = new LinkedHashMap<>(st.preamble);
+    }
     inc.framework = sig.framework() != null ? sig.framework() : FrameworkSniffer.detect(text);
     cudaError.ifPresent(
         e -> {

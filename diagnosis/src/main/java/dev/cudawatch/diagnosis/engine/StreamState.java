@@ -2,6 +2,8 @@ package dev.cudawatch.diagnosis.engine;
 
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 
 /**
  * What the classifier remembers of one stream between lines: open incidents, the episode's root,
@@ -22,6 +24,22 @@ public final class StreamState implements Serializable {
   long tracebackLine = Long.MIN_VALUE / 2;
   long droppedConsequences;
   StreamContext context;
+
+  /**
+   * Fields of the latest attach-only line that came before any incident it could join (NCCL prints
+   * its version at start-up, the kernel names a GPU on the line before "fallen off the bus"): the
+   * next incident of a class it attaches to, within the attach window, takes them.
+   */
+  LinkedHashMap<String, Object> preamble;
+
+  /** The classes the preamble joins; empty for any. */
+  LinkedHashSet<String> preambleFor;
+
+  /** The preamble's line number. */
+  long preambleLine;
+
+  /** Inside a unified diff hunk ({@code @@ -a,b +c,d @@} and its context, + and - lines). */
+  boolean inDiffHunk;
 
   public long lineNo() {
     return lineNo;

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
 
 /**
@@ -15,8 +16,12 @@ import java.util.Map;
  * that still reads the old ones) and no generic serializer (Kryo) is involved.
  */
 public final class StreamStateCodec {
-  /** The version {@link #write} writes; {@link #read} reads this and every earlier one. */
-  public static final int VERSION = 1;
+  /**
+   * The version {@link #write} writes; {@link #read} reads this and every earlier one. 2 added the
+   * stream's preamble (fields, classes, line) and whether it is inside a diff hunk, and each open
+   * incident's preamble.
+   */
+  public static final int VERSION = 2;
 
   private static final byte NULL = 0;
   private static final byte LONG = 1;
@@ -46,6 +51,15 @@ public final class StreamStateCodec {
       writeString(s.context.job(), out);
       writeString(s.context.source(), out);
     }
+    writeFields(s.preamble, out);
+    out.writeInt(s.preambleFor == null ? -1 : s.preambleFor.size());
+    if (s.preambleFor != null) {
+      for (String c : s.preambleFor) {
+        writeString(c, out);
+      }
+    }
+    out.writeLong(s.preambleLine);
+    out.writeBoolean(s.inDiffHunk);
   }
 
   public static StreamState read(DataInput in) throws IOException {
@@ -58,7 +72,7 @@ public final class StreamStateCodec {
     s.lineNo = in.readLong();
     int n = in.readInt();
     for (int i = 0; i < n; i++) {
-      s.open.add(readIncident(in));
+      s.open.add(readIncident(in, version));
     }
     s.rootId = readString(in);
     s.rootClass = readString(in);
@@ -68,6 +82,18 @@ public final class StreamStateCodec {
     s.droppedConsequences = in.readLong();
     if (in.readBoolean()) {
       s.context = new StreamContext(readString(in), readString(in), readString(in));
+    }
+    if (version >= 2) {
+      s.preamble = readFields(in);
+      int classes = in.readInt();
+      if (classes >= 0) {
+        s.preambleFor = new LinkedHashSet<>();
+        for (int i = 0; i < classes; i++) {
+          s.preambleFor.add(readString(in));
+        }
+      }
+      s.preambleLine = in.readLong();
+      s.inDiffHunk = in.readBoolean();
     }
     return s;
   }
@@ -79,11 +105,7 @@ public final class StreamStateCodec {
     out.writeBoolean(o.root);
     writeString(o.rootId, out);
     out.writeInt(o.count);
-    out.writeInt(o.fields.size());
-    for (Map.Entry<String, Object> e : o.fields.entrySet()) {
-      writeString(e.getKey(), out);
-      writeValue(e.getValue(), out);
-    }
+    writeFields(o.fields, out);
     out.writeLong(o.firstLine);
     out.writeLong(o.lastLine);
     writeString(o.firstRecordId, out);
@@ -99,9 +121,35 @@ public final class StreamStateCodec {
     writeString(o.framework, out);
     writeString(o.suspect, out);
     writeString(o.severity, out);
+    writeFields(o.preamble, out);
   }
 
-  private static OpenIncident readIncident(DataInput in) throws IOException {
+  /** A field map in its order; -1 for null. */
+  private static void writeFields(Map<String, Object> fields, DataOutput out) throws IOException {
+    if (fields == null) {
+      out.writeInt(-1);
+      return;
+    }
+    out.writeInt(fields.size());
+    for (Map.Entry<String, Object> e : fields.entrySet()) {
+      writeString(e.getKey(), out);
+      writeValue(e.getValue(), out);
+    }
+  }
+
+  private static LinkedHashMap<String, Object> readFields(DataInput in) throws IOException {
+    int n = in.readInt();
+    if (n < 0) {
+      return null;
+    }
+    LinkedHashMap<String, Object> f = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      f.put(readString(in), readValue(in));
+    }
+    return f;
+  }
+
+  private static OpenIncident readIncident(DataInput in, int version) throws IOException {
     OpenIncident o = new OpenIncident();
     o.id = readString(in);
     o.incidentClass = readString(in);
@@ -109,12 +157,8 @@ public final class StreamStateCodec {
     o.root = in.readBoolean();
     o.rootId = readString(in);
     o.count = in.readInt();
-    int fields = in.readInt();
-    LinkedHashMap<String, Object> f = new LinkedHashMap<>();
-    for (int i = 0; i < fields; i++) {
-      f.put(readString(in), readValue(in));
-    }
-    o.fields = f;
+    LinkedHashMap<String, Object> f = readFields(in);
+    o.fields = f != null ? f : new LinkedHashMap<>();
     o.firstLine = in.readLong();
     o.lastLine = in.readLong();
     o.firstRecordId = readString(in);
@@ -130,6 +174,9 @@ public final class StreamStateCodec {
     o.framework = readString(in);
     o.suspect = readString(in);
     o.severity = readString(in);
+    if (version >= 2) {
+      o.preamble = readFields(in);
+    }
     return o;
   }
 

@@ -14,14 +14,18 @@ import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** Every signature that can start an incident is exercised by at least one golden case. */
+/**
+ * Every signature that can start an incident is exercised by at least one golden case or one
+ * excerpt of the public corpus (whose expectations live in public/labels.jsonl).
+ */
 class SignatureCoverageTest {
   @Test
   void everySignatureHasAGoldenCase() throws Exception {
     Path dir = Path.of(System.getProperty("golden.dir", "src/test/resources/golden"));
+    Path publicDir = Path.of(System.getProperty("public.dir", "src/test/resources/public"));
     Set<String> used = new TreeSet<>();
     List<Path> inputs;
-    try (Stream<Path> s = Files.list(dir)) {
+    try (Stream<Path> s = Stream.concat(Files.list(dir), Files.list(publicDir))) {
       inputs = s.filter(p -> p.toString().endsWith(".log")).toList();
     }
     for (Path p : inputs) {

@@ -2,6 +2,9 @@ package dev.cudawatch.diagnosis.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -62,6 +65,51 @@ class StreamStateCodecTest {
     assertEquals(fromOriginal, fromRestored);
     assertEquals(2, fromRestored.size());
     assertTrue(fromRestored.get(1).explanation().startsWith("A consequence"), "the episode too");
+  }
+
+  @Test
+  void aPreambleAndAnOpenDiffHunkRoundTrip() throws IOException {
+    StreamState state = new StreamState();
+    StreamClassifier c = classifier(state);
+    c.accept("node-1:123:123 [0] NCCL INFO NCCL version 2.18.3+cuda12.1", null, T0);
+    c.accept("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, internal error", null, T0);
+    c.accept("@@ -10,4 +10,6 @@ def train():", null, T0);
+    assertNotNull(state.preamble, "the NCCL version line waits for an incident");
+    assertEquals(1, state.open.size());
+    assertNotNull(state.open.get(0).preamble, "the NCCL error took the preamble");
+    assertTrue(state.inDiffHunk);
+
+    byte[] bytes = encode(state);
+    StreamState restored = decode(bytes);
+    assertArrayEquals(bytes, encode(restored), "nothing lost or changed");
+    assertEquals(state.preamble, restored.preamble);
+    assertEquals(state.preambleFor, restored.preambleFor);
+    assertEquals(state.preambleLine, restored.preambleLine);
+    assertEquals(state.open.get(0).preamble, restored.open.get(0).preamble);
+    assertTrue(restored.inDiffHunk, "the diff hunk is still open");
+    assertEquals(classifier(state).flush(T0), classifier(restored).flush(T0));
+  }
+
+  @Test
+  void aVersion1StateStillReads() throws IOException {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    DataOutputStream out = new DataOutputStream(buf);
+    out.writeByte(1);
+    out.writeLong(42); // lineNo
+    out.writeInt(0); // open incidents
+    out.writeInt(-1); // rootId
+    out.writeInt(-1); // rootClass
+    out.writeLong(7); // lastFailureLine
+    out.writeInt(-1); // userFrame
+    out.writeLong(3); // tracebackLine
+    out.writeLong(2); // droppedConsequences
+    out.writeBoolean(false); // context
+
+    StreamState s = decode(buf.toByteArray());
+    assertEquals(42, s.lineNo);
+    assertEquals(2, s.droppedConsequences());
+    assertNull(s.preamble);
+    assertFalse(s.inDiffHunk);
   }
 
   @Test
