@@ -88,6 +88,28 @@ class ShipperFormatsTest {
         shape + ": the healthy rank stays quiet");
   }
 
+  @ParameterizedTest
+  @EnumSource(Shape.class)
+  void unknownShapesAreDeadLetteredWholeWithAReason(Shape shape) throws Exception {
+    String topic = "logs." + shape.name().toLowerCase();
+    // another shipper's record (or a batch that is part wrong) on this format's topic
+    byte[] other =
+        shape == Shape.OTLP_JSON || shape == Shape.OTLP_PROTO
+            ? "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"body\":{\"stringValue\":\"x\"}},{\"body\":{}}]}]}]}"
+                .getBytes(StandardCharsets.UTF_8)
+            : "{\"kind\":\"something else\"}".getBytes(StandardCharsets.UTF_8);
+    try (OneInputStreamOperatorTestHarness<RawRecord, LogRecord> parse =
+        ProcessFunctionTestHarnesses.forProcessFunction(
+            new ParseLogRecords(List.of(new InputSettings(topic, shape.format, null))))) {
+      parse.processElement(new RawRecord(topic, 2, 77, other), 0);
+      assertEquals(List.of(), parse.extractOutputValues(), shape + ": nothing half-read");
+      List<DeadLetter> dead = deadLetters(parse);
+      assertEquals(1, dead.size(), shape + "");
+      assertEquals(topic + "/2@77", dead.get(0).topic());
+      assertTrue(!dead.get(0).reason().isBlank(), shape + ": a reason");
+    }
+  }
+
   /** A file's lines as written: byte offsets, one millisecond apart. */
   static List<Line> lines(String file, String stream) throws Exception {
     List<Line> out = new ArrayList<>();
