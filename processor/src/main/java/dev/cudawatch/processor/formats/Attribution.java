@@ -3,6 +3,7 @@ package dev.cudawatch.processor.formats;
 import com.google.re2j.Matcher;
 import com.google.re2j.Pattern;
 import java.io.Serializable;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -35,8 +36,12 @@ public final class Attribution implements Serializable {
   private static final Pattern KERNEL_FILE =
       Pattern.compile("(?:^|/)(?:kern\\.log[^/]*|kmsg|dmesg[^/]*)$");
 
+  /** Paths remembered with what the pattern found in them; a node has few files, lines many. */
+  private static final int MAX_PATHS = 4096;
+
   private final String jobPattern;
   private transient Pattern compiled;
+  private transient Map<String, String[]> byPath;
 
   /**
    * @param jobPattern RE2/J with a named group {@code job} and optionally {@code rank}, or null
@@ -47,27 +52,17 @@ public final class Attribution implements Serializable {
 
   /** The job, or null when neither the path nor the labels name one. */
   public String job(String path, Map<String, String> labels) {
-    Matcher m = configured(path);
-    if (m != null && group(m, "job") != null) {
-      return group(m, "job");
+    String[] p = fromPath(path);
+    if (p[0] != null) {
+      return p[0];
     }
     String l = label(labels, JOB_LABELS);
-    if (l != null) {
-      return l;
-    }
-    if (path != null) {
-      Matcher s = SLURM.matcher(path);
-      if (s.find()) {
-        return s.group("job");
-      }
-    }
-    return null;
+    return l != null ? l : p[2];
   }
 
   /** The rank, or null when unknown. */
   public Integer rank(String path, Map<String, String> labels) {
-    Matcher m = configured(path);
-    String r = m == null ? null : group(m, "rank");
+    String r = fromPath(path)[1];
     if (r == null) {
       r = label(labels, RANK_LABELS);
     }
@@ -82,15 +77,37 @@ public final class Attribution implements Serializable {
     return path != null && KERNEL_FILE.matcher(path).find();
   }
 
-  private Matcher configured(String path) {
-    if (jobPattern == null || path == null) {
-      return null;
+  /** The pattern's job and rank and the Slurm job in a path, each or all null; memoized. */
+  private String[] fromPath(String path) {
+    if (path == null) {
+      return new String[3];
     }
-    if (compiled == null) {
-      compiled = Pattern.compile(jobPattern);
+    if (byPath == null) {
+      byPath = new HashMap<>();
     }
-    Matcher m = compiled.matcher(path);
-    return m.find() ? m : null;
+    String[] found = byPath.get(path);
+    if (found == null) {
+      found = new String[3];
+      if (jobPattern != null) {
+        if (compiled == null) {
+          compiled = Pattern.compile(jobPattern);
+        }
+        Matcher m = compiled.matcher(path);
+        if (m.find()) {
+          found[0] = group(m, "job");
+          found[1] = group(m, "rank");
+        }
+      }
+      Matcher s = SLURM.matcher(path);
+      if (s.find()) {
+        found[2] = s.group("job");
+      }
+      if (byPath.size() >= MAX_PATHS) {
+        byPath.clear(); // bounded: a node's files change slowly
+      }
+      byPath.put(path, found);
+    }
+    return found;
   }
 
   private static String group(Matcher m, String name) {
