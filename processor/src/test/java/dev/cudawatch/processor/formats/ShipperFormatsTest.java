@@ -110,6 +110,40 @@ class ShipperFormatsTest {
     }
   }
 
+  @org.junit.jupiter.api.Test
+  void reSentLinesAreDroppedAndARotatedFileStartsOver() throws Exception {
+    // rsyslog's file + offset: no file instance, so a rotated file restarts at 0 under its name
+    RsyslogFormat f = new RsyslogFormat(new Attribution(ShipperShapes.JOB_PATTERN));
+    List<Line> failing = lines("illegal_address_torch.log", "rank-3");
+    List<List<Line>> parts = List.of(failing, failing.subList(1, 6), failing);
+    try (KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h =
+        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+            new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)),
+            LogRecord::streamKey,
+            Types.STRING)) {
+      h.open();
+      long k = 0;
+      long now = 0;
+      for (List<Line> part : parts) {
+        for (byte[] v : Shape.RSYSLOG.records(part)) {
+          for (LogRecord r : f.parse(new RawRecord("t", 0, k++, v))) {
+            h.processElement(r, 0);
+          }
+        }
+        now += 5_000;
+        h.setProcessingTime(now); // the stream goes quiet: what it has is emitted
+      }
+      List<Incident> incidents = h.extractOutputValues();
+      assertEquals(
+          2,
+          incidents.size(),
+          "the failure once, the re-sent lines (offsets 1..5) dropped, the rotated file's failure: "
+              + incidents);
+      assertTrue(
+          incidents.stream().allMatch(i -> i.incidentClass().equals("illegal_memory_access")));
+    }
+  }
+
   /** A file's lines as written: byte offsets, one millisecond apart. */
   static List<Line> lines(String file, String stream) throws Exception {
     List<Line> out = new ArrayList<>();
