@@ -1,6 +1,5 @@
 package dev.cudawatch.processor;
 
-import dev.cudawatch.common.Topics;
 import dev.cudawatch.processor.records.JsonSerializer;
 import dev.cudawatch.processor.records.KeySerializer;
 import dev.cudawatch.processor.records.RawRecord;
@@ -24,7 +23,7 @@ public final class KafkaConnectors {
     p.putAll(s.kafka().properties());
     return KafkaSource.<RawRecord>builder()
         .setBootstrapServers(s.kafka().bootstrapServers())
-        .setTopics(Topics.LOGS)
+        .setTopics(s.inputs().stream().map(InputSettings::topic).toList())
         .setGroupId(s.groupId())
         .setProperties(p)
         .setProperty("isolation.level", "read_committed")

@@ -68,7 +68,7 @@ public final class ProcessorJob {
     SingleOutputStreamOperator<LogRecord> records =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS)
             .uid("source-logs")
-            .process(new ParseLogRecords())
+            .process(new ParseLogRecords(settings.inputs()))
             .name("parse-records")
             .uid("parse-records");
     records

@@ -1,5 +1,6 @@
 package dev.cudawatch.processor;
 
+import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
 import java.util.List;
@@ -20,6 +21,8 @@ import java.util.List;
  * @param maxOutOfOrderSeconds how late an incident may arrive and still count in rule windows
  * @param xidWindowSeconds how close in time a kernel Xid and an application incident on the same
  *     GPU must be to be joined
+ * @param inputs the topics the job reads and each one's record format (default: {@code
+ *     cudawatch.logs} in the agent's format)
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
@@ -33,11 +36,16 @@ public record ProcessorSettings(
     List<String> catalogs,
     List<String> rules,
     Long maxOutOfOrderSeconds,
-    Long xidWindowSeconds)
+    Long xidWindowSeconds,
+    List<InputSettings> inputs)
     implements Validated {
 
   public ProcessorSettings {
     kafka = kafka == null ? KafkaSettings.defaults() : kafka;
+    inputs =
+        inputs == null || inputs.isEmpty()
+            ? List.of(new InputSettings(Topics.LOGS, null, null))
+            : List.copyOf(inputs);
     groupId = groupId == null ? "cudawatch-processor" : groupId;
     parallelism = parallelism == null ? 2 : parallelism;
     checkpointIntervalMs = checkpointIntervalMs == null ? 1000L : checkpointIntervalMs;
@@ -54,7 +62,55 @@ public record ProcessorSettings(
 
   public static ProcessorSettings defaults() {
     return new ProcessorSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null, null);
+  }
+
+  /** Settings that read the agent's topic only. */
+  public ProcessorSettings(
+      KafkaSettings kafka,
+      String groupId,
+      Integer parallelism,
+      Long checkpointIntervalMs,
+      String transactionalIdPrefix,
+      Long transactionTimeoutMs,
+      Long flushAfterMs,
+      Long stateTtlHours,
+      List<String> catalogs,
+      List<String> rules,
+      Long maxOutOfOrderSeconds,
+      Long xidWindowSeconds) {
+    this(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds,
+        xidWindowSeconds,
+        null);
+  }
+
+  /** The same settings reading {@code in} instead of the configured inputs. */
+  public ProcessorSettings withInputs(List<InputSettings> in) {
+    return new ProcessorSettings(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds,
+        xidWindowSeconds,
+        in);
   }
 
   public ProcessorSettings withKafka(KafkaSettings k) {
@@ -70,12 +126,20 @@ public record ProcessorSettings(
         catalogs,
         rules,
         maxOutOfOrderSeconds,
-        xidWindowSeconds);
+        xidWindowSeconds,
+        inputs);
   }
 
   @Override
   public void validate(String path) {
     kafka.validate(path + "kafka.");
+    for (int i = 0; i < inputs.size(); i++) {
+      inputs.get(i).validate(path + "inputs[" + i + "].");
+    }
+    Validated.require(
+        inputs.stream().map(InputSettings::topic).distinct().count() == inputs.size(),
+        path + "inputs",
+        "names a topic twice");
     Validated.require(
         parallelism >= 1 && parallelism <= 1024, path + "parallelism", "must be 1..1024");
     Validated.require(

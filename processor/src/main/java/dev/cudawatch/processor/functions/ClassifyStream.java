@@ -84,7 +84,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       return;
     }
     Long last = lastOffset.value();
-    if (last != null && r.offset() <= last) {
+    if (last != null && r.offset() <= last && !restarted(r, last)) {
       duplicates.inc();
       return;
     }
@@ -126,6 +126,14 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     } else {
       ctx.timerService().registerProcessingTimeTimer(((active + flushAfterMs) / 100 + 1) * 100);
     }
+  }
+
+  /**
+   * A shipper's file offsets carry no file instance (no source id), so a rotated or truncated file
+   * starts over at 0 under the same name: that is new lines, not a re-send.
+   */
+  private static boolean restarted(LogRecord r, long last) {
+    return r.sourceId() == null && r.offset() == 0 && last > 0;
   }
 
   private StreamClassifier classifier(LogRecord r, StreamState s) {

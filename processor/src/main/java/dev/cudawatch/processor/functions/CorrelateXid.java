@@ -35,10 +35,13 @@ public final class CorrelateXid extends KeyedProcessFunction<String, Incident, I
     this.windowMs = windowMs;
   }
 
-  /** The key of an incident the correlation can use, or null: host and GPU must both be known. */
+  /**
+   * The key of an incident the correlation can use, or null without a host. Where neither side
+   * knows its GPU (records from a log shipper: no PCI-to-index map), the host stands for its GPUs.
+   */
   public static String keyOf(Incident i) {
     Object gpu = i.fields().get("gpu");
-    return i.host() == null || gpu == null ? null : i.host() + "|" + gpu;
+    return i.host() == null ? null : i.host() + "|" + (gpu == null ? "?" : gpu);
   }
 
   public static boolean relevant(Incident i) {

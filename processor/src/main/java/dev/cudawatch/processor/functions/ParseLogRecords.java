@@ -3,22 +3,50 @@ package dev.cudawatch.processor.functions;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireFormatException;
-import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.processor.InputSettings;
+import dev.cudawatch.processor.formats.CudawatchFormat;
+import dev.cudawatch.processor.formats.RecordFormat;
 import dev.cudawatch.processor.records.RawRecord;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
-/** Parses log records; what cannot be read goes to the dead-letter output with its reason. */
+/**
+ * Parses log records in each input topic's format; what cannot be read goes to the dead-letter
+ * output with its reason, whole (a batch is never half-read). Unconfigured topics are read as the
+ * agent's own records.
+ */
 public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord> {
   private static final long serialVersionUID = 1L;
 
   public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
 
+  private final HashMap<String, RecordFormat> formats = new HashMap<>();
+  private final RecordFormat fallback = new CudawatchFormat();
   private transient Counter deadLetters;
+
+  /** The agent's records on every topic. */
+  public ParseLogRecords() {}
+
+  /** Each input topic in its configured format. */
+  public ParseLogRecords(List<InputSettings> inputs) {
+    for (InputSettings in : inputs) {
+      formats.put(in.topic(), RecordFormat.of(in));
+    }
+  }
+
+  /** One topic in one format (benchmarks, tests). */
+  public static ParseLogRecords of(Map<String, RecordFormat> byTopic) {
+    ParseLogRecords p = new ParseLogRecords();
+    p.formats.putAll(byTopic);
+    return p;
+  }
 
   @Override
   public void open(OpenContext ctx) {
@@ -28,7 +56,10 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
   @Override
   public void processElement(RawRecord raw, Context ctx, Collector<LogRecord> out) {
     try {
-      out.collect(WireJson.readLogRecord(raw.value));
+      List<LogRecord> parsed = formats.getOrDefault(raw.topic, fallback).parse(raw);
+      for (LogRecord r : parsed) {
+        out.collect(r);
+      }
     } catch (WireFormatException e) {
       if (deadLetters != null) {
         deadLetters.inc();

@@ -46,6 +46,20 @@ class CorrelateXidTest {
   }
 
   @Test
+  void withoutGpuAttributionTheHostStandsForItsGpus() throws Exception {
+    // a log shipper's records: neither side knows its GPU index
+    try (var h = harness()) {
+      h.processElement(incident("x", "gpu_xid", Map.of("xid", 13L), 99_000), 99_000);
+      h.processElement(incident("a", "illegal_memory_access", Map.of(), 100_000), 100_000);
+      h.processElement(incident("b", "illegal_memory_access", Map.of("gpu", 1L), 100_000), 100_000);
+      List<Incident> out = h.extractOutputValues();
+      assertEquals(1, out.size(), "a GPU-attributed incident is not judged by a host-wide Xid");
+      assertEquals("a", out.get(0).id());
+      assertEquals(CorrelateXid.APPLICATION_FAULT, out.get(0).verdict());
+    }
+  }
+
+  @Test
   void aHardwareXidMakesTheGpuTheSuspect() throws Exception {
     try (var h = harness()) {
       h.processElement(incident("x", "gpu_xid", Map.of("gpu", 0L, "xid", 79L), 50_000), 50_000);
