@@ -133,10 +133,11 @@ class AlertsFaultsIT {
         long freed = System.nanoTime();
         awaitReceived(3 * N);
         long deliveredMs = (System.nanoTime() - freed) / 1_000_000;
+        AlertsService first = svc;
         Await.until(
             "the outbox to drain and the consumer to commit, consuming again",
             () ->
-                svc.consumer().state() == TopicConsumer.State.CONSUMING
+                first.consumer().state() == TopicConsumer.State.CONSUMING
                     && health(base)
                         .path("details")
                         .path("notifier")
