@@ -109,28 +109,7 @@ public final class Agent implements Runnable, AutoCloseable {
     }
     LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.KERNEL, "kmsg");
     Integer gpu = dev.cudawatch.ingest.streams.PciMap.gpuOf(l.text(), pciToGpu);
-    shipper.send(gpu == null ? r : withGpu(r, gpu), onAck);
-  }
-
-  private static LogRecord withGpu(LogRecord r, int gpu) {
-    return new LogRecord(
-        r.v(),
-        r.id(),
-        r.host(),
-        r.job(),
-        r.rank(),
-        r.localRank(),
-        gpu,
-        r.kind(),
-        r.stream(),
-        r.source(),
-        r.sourceId(),
-        r.offset(),
-        r.eventTime(),
-        r.ingestTime(),
-        r.text(),
-        r.lineCount(),
-        r.raw());
+    shipper.send(gpu == null ? r : r.withGpu(gpu, null, "kernel line's PCI address"), onAck);
   }
 
   private void ship(TailedFile f, FramedLine l, Runnable onAck) {

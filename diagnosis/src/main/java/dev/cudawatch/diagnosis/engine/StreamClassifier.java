@@ -125,18 +125,7 @@ public final class StreamClassifier {
       long n) {
     Map<String, Object> fields = typed(rawFields);
     Optional<CudaError> cudaError = resolveCudaError(fields);
-    if (prefixRank != null) {
-      fields.putIfAbsent("rank", prefixRank.longValue());
-    }
-    if (meta != null && meta.rank() != null) {
-      fields.putIfAbsent("rank", meta.rank().longValue());
-    }
-    if (meta != null && meta.localRank() != null) {
-      fields.putIfAbsent("local_rank", meta.localRank().longValue());
-    }
-    if (meta != null && meta.gpu() != null) {
-      fields.putIfAbsent("gpu", meta.gpu().longValue());
-    }
+    Attribution.apply(fields, prefixRank, meta);
     Matcher et = EXCEPTION_TYPE.matcher(text);
     if (et.find()) {
       fields.putIfAbsent("exception_type", et.group(1));
@@ -151,6 +140,7 @@ public final class StreamClassifier {
       if (target != null) {
         fields.remove("rank");
         fields.remove("exception_type");
+        fields.remove(Attribution.FIELD);
         target.fill(fields);
         target.lastLine = n;
         target.addExcerpt(text);

@@ -82,6 +82,9 @@ public final class RuleSet implements Serializable {
         throw new ConfigException(where + "unknown key field '" + k + "' (use " + KEYS + ")");
       }
     }
+    if (!r.key().containsAll(r.require())) {
+      throw new ConfigException(where + "require names fields that are not in its key");
+    }
     if (r.distinct() != null && !KEYS.contains(r.distinct())) {
       throw new ConfigException(
           where + "unknown distinct field '" + r.distinct() + "' (use " + KEYS + ")");
