@@ -4,6 +4,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
@@ -12,6 +13,7 @@ import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
+import dev.cudawatch.processor.jobs.GroupJobFailures;
 import dev.cudawatch.processor.records.RawRecord;
 import dev.cudawatch.processor.rules.CountRule;
 import dev.cudawatch.processor.rules.JobActivity;
@@ -44,6 +46,13 @@ public final class ProcessorJob {
   private final ProcessorSettings settings;
   private final Map<String, byte[]> catalogs;
   private final RuleSet rules;
+  private final Sink<JobFailure> jobFailures;
+
+  /**
+   * How long a job's incidents may pause and still be one failure: NCCL's default timeout, 10 min,
+   * and a margin.
+   */
+  public static final Duration JOB_FAILURE_GAP = Duration.ofMinutes(15);
 
   public ProcessorJob(
       Source<RawRecord, ?, ?> source,
@@ -53,6 +62,19 @@ public final class ProcessorJob {
       ProcessorSettings settings,
       Map<String, byte[]> catalogs,
       RuleSet rules) {
+    this(source, incidents, alerts, deadLetters, null, settings, catalogs, rules);
+  }
+
+  public ProcessorJob(
+      Source<RawRecord, ?, ?> source,
+      Sink<Incident> incidents,
+      Sink<Alert> alerts,
+      Sink<DeadLetter> deadLetters,
+      Sink<JobFailure> jobFailures,
+      ProcessorSettings settings,
+      Map<String, byte[]> catalogs,
+      RuleSet rules) {
+    this.jobFailures = jobFailures;
     this.source = source;
     this.incidents = incidents;
     this.alerts = alerts;
@@ -151,7 +173,21 @@ public final class ProcessorJob {
             .process(new SilenceRule(rules, ttl))
             .name("silence-rules")
             .uid("silence-rules");
-    DataStream<Alert> ruleAlerts = countAlerts.union(spikeAlerts, silenceAlerts);
+    // Every incident of a job, across hosts and ranks, becomes one job failure with one root cause.
+    SingleOutputStreamOperator<JobFailure> failedJobs =
+        timed
+            .filter(GroupJobFailures::groupable)
+            .name("job-incidents")
+            .keyBy(Incident::job)
+            .process(new GroupJobFailures(JOB_FAILURE_GAP))
+            .name("job-failures-grouped")
+            .uid("job-failures-grouped");
+    if (jobFailures != null) {
+      failedJobs.sinkTo(jobFailures).name(Topics.JOB_FAILURES).uid("sink-job-failures");
+    }
+    DataStream<Alert> ruleAlerts =
+        countAlerts.union(
+            spikeAlerts, silenceAlerts, failedJobs.getSideOutput(GroupJobFailures.ALERTS));
     published
         .flatMap(new IncidentAlerts())
         .name("incident-alerts")
