@@ -45,6 +45,28 @@ public final class OomHistory {
               "Memory before the OOM: fragmented — the allocator held enough free memory but not in"
                   + " one piece; set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."));
     }
+    // the growth since the last big allocation: a model load before a leak is not part of it
+    MemorySample[] ramp = MemoryTrendDetector.sinceLastJump(xs);
+    double span = (last.epochMillis() - ramp[0].epochMillis()) / 1000.0;
+    int rising = 0;
+    for (int i = 1; i < ramp.length; i++) {
+      if (ramp[i].usedBytes() >= ramp[i - 1].usedBytes()) {
+        rising++;
+      }
+    }
+    double slope = ramp.length < 3 ? 0 : MemoryTrendDetector.theilSen(ramp);
+    if (span >= t.minSpanSeconds()
+        && rising >= t.minRisingFraction() * (ramp.length - 1)
+        && slope >= t.minGrowthBytesPerSecond()) {
+      return Optional.of(
+          new Finding(
+              "steady_leak",
+              Map.of("growth_bytes_per_second", Math.round(slope)),
+              "Memory before the OOM: a steady leak of "
+                  + Math.round(slope / (1 << 20))
+                  + " MiB/s — look for tensors kept across steps (losses appended without"
+                  + " .item(), caches, growing lists)."));
+    }
     long cut = last.epochMillis() - SPIKE_WINDOW_MS;
     long[] earlier =
         Arrays.stream(xs)
@@ -70,26 +92,6 @@ public final class OomHistory {
                     + " MiB within seconds — look for one oversized batch, sequence or"
                     + " evaluation step, not a leak."));
       }
-    }
-    double span = (last.epochMillis() - xs[0].epochMillis()) / 1000.0;
-    int rising = 0;
-    for (int i = 1; i < xs.length; i++) {
-      if (xs[i].usedBytes() >= xs[i - 1].usedBytes()) {
-        rising++;
-      }
-    }
-    double slope = MemoryTrendDetector.theilSen(xs);
-    if (span >= t.minSpanSeconds()
-        && rising >= t.minRisingFraction() * (xs.length - 1)
-        && slope >= t.minGrowthBytesPerSecond()) {
-      return Optional.of(
-          new Finding(
-              "steady_leak",
-              Map.of("growth_bytes_per_second", Math.round(slope)),
-              "Memory before the OOM: a steady leak of "
-                  + Math.round(slope / (1 << 20))
-                  + " MiB/s — look for tensors kept across steps (losses appended without"
-                  + " .item(), caches, growing lists)."));
     }
     if (total > 0 && last.usedBytes() >= 0.9 * total) {
       return Optional.of(
