@@ -112,6 +112,8 @@ public final class RunMain implements Callable<Integer> {
                 env, "run-" + UUID.randomUUID().toString().substring(0, 8), null, inventory);
         who.attribution().put("job", "generated (no --job, SLURM_JOB_ID, TORCHELASTIC_RUN_ID)");
       }
+      // the kernel names the process in its Xid lines (pid=...): the processor maps it to the job
+      who.attribution().put("pid", String.valueOf(child.pid()));
       RunRecords records = new RunRecords(settings, who, runId, Clock.systemUTC());
       java.util.function.Consumer<LogRecord> sink = shipping == null ? r -> {} : shipping::write;
       int maxLine = s == null ? AgentSettings.defaults().maxLineBytes() : s.maxLineBytes();

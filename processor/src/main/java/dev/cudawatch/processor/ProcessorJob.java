@@ -13,6 +13,8 @@ import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
+import dev.cudawatch.processor.jobs.AttributeKernelIncidents;
+import dev.cudawatch.processor.jobs.GpuHolderSignals;
 import dev.cudawatch.processor.jobs.GroupJobFailures;
 import dev.cudawatch.processor.records.RawRecord;
 import dev.cudawatch.processor.rules.CountRule;
@@ -119,7 +121,23 @@ public final class ProcessorJob {
             .uid("memory-trend");
     DataStream<Incident> fromLines =
         classified.filter(i -> !DetectMemoryTrend.enrichable(i)).name("not-gpu-ooms");
-    DataStream<Incident> all = fromLines.union(fromMemory);
+    DataStream<Incident> merged = fromLines.union(fromMemory);
+    // Kernel lines name a GPU or a pid, not a job: the job that held it then owns the incident.
+    DataStream<Incident> kernelAttributed =
+        records
+            .flatMap(new GpuHolderSignals(1000))
+            .name("gpu-holders")
+            .uid("gpu-holders")
+            .connect(merged.filter(AttributeKernelIncidents::wanted).name("kernel-incidents"))
+            .keyBy(AttributeKernelIncidents::keyOf, AttributeKernelIncidents::keyOf)
+            .process(new AttributeKernelIncidents())
+            .name("attribute-kernel-incidents")
+            .uid("attribute-kernel-incidents");
+    DataStream<Incident> all =
+        merged
+            .filter(i -> !AttributeKernelIncidents.wanted(i))
+            .name("attributed")
+            .union(kernelAttributed);
     // Rules and correlation work in event time: watermarks follow the incidents' first-line times.
     DataStream<Incident> timed =
         all.assignTimestampsAndWatermarks(

@@ -33,7 +33,8 @@ import java.util.Objects;
  * @param attribution where job, rank, local_rank, gpu and gpu_uuid came from (field name to source,
  *     e.g. {@code gpu: CUDA_VISIBLE_DEVICES}), plus {@code tried}: the sources the agent consulted,
  *     and {@code visible_gpus}: the physical indexes of the job's devices in its own order, to map
- *     a device ordinal printed by the job; null when the agent knows nothing
+ *     a device ordinal printed by the job, and {@code pid}: the wrapped process's id, which kernel
+ *     Xid lines name; null when the agent knows nothing
  */
 public record LogRecord(
     int v,
