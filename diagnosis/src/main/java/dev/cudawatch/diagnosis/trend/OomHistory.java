@@ -29,7 +29,9 @@ public final class OomHistory {
   public static Optional<Finding> describe(
       List<MemorySample> samples, long oomMillis, Map<String, Object> oomFields, TrendSettings t) {
     MemorySample[] xs =
-        samples.stream().filter(s -> s.epochMillis() <= oomMillis).toArray(MemorySample[]::new);
+        releasedAfter(
+            samples.stream().filter(s -> s.epochMillis() <= oomMillis).toArray(MemorySample[]::new),
+            oomMillis);
     if (xs.length < 3) {
       return Optional.empty();
     }
@@ -102,6 +104,23 @@ public final class OomHistory {
                   + " configured; reduce the batch or shard the model."));
     }
     return Optional.empty();
+  }
+
+  /** How late an OOM's line may be read after the process died and freed its memory. */
+  static final long READ_DELAY_MS = 5_000;
+
+  /**
+   * The samples before the failed process freed its memory: a line is read (and timed) a little
+   * after it was written, so samples of the freed card just before that time are cut off.
+   */
+  static MemorySample[] releasedAfter(MemorySample[] xs, long oomMillis) {
+    for (int i = xs.length - 1; i >= 1 && xs[i].epochMillis() >= oomMillis - READ_DELAY_MS; i--) {
+      long drop = xs[i - 1].usedBytes() - xs[i].usedBytes();
+      if (drop >= MemoryTrendDetector.JUMP_SHARE * xs[i].totalBytes()) {
+        return Arrays.copyOf(xs, i);
+      }
+    }
+    return xs;
   }
 
   private static long number(Object o) {

@@ -62,10 +62,19 @@ class FieldTrialTrendTest {
 
   @Test
   void theOomFollowedASteadyLeak() throws Exception {
+    theOomFollowedASteadyLeak(51_000);
+  }
+
+  @Test
+  void anOomLineReadAfterTheCardWasFreedStillSeesTheLeak() throws Exception {
+    theOomFollowedASteadyLeak(54_000); // read 3 s late: the samples show the card freed by then
+  }
+
+  private void theOomFollowedASteadyLeak(long at) throws Exception {
     List<MemorySample> xs = samples();
     MemoryTrendDetector d = new MemoryTrendDetector(TrendSettings.defaults());
     xs.forEach(d::add); // the samples after the OOM arrive too before the OOM's line is read
-    long oom = xs.get(0).epochMillis() + 51_000;
+    long oom = xs.get(0).epochMillis() + at;
     OomHistory.Finding f =
         OomHistory.describe(
                 d.samples(),
