@@ -68,6 +68,14 @@ public final class AgentRuntime implements AutoCloseable {
   public void start(boolean stdin) throws IOException {
     start(forwarder, "cudawatch-spool");
     adoptRunSpools();
+    if (Files.isDirectory(Path.of("/proc/self/fd"))) {
+      // a followed log's lines take the job, rank and GPU of the process writing it
+      agent.attributeFiles(
+          new dev.cudawatch.ingest.attribution.FileAttribution(
+              dev.cudawatch.ingest.attribution.ProcessScan.forNode(settings.nvidiaSmi()),
+              clock,
+              60_000));
+    }
     start(agent, "cudawatch-files");
     Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
     if ("/dev/kmsg".equals(settings.kernelLog())) {

@@ -188,6 +188,14 @@ public final class LocalCluster implements AutoCloseable {
       daemon(sampler, "cudawatch-nvidia-smi");
       stops.add(sampler::stop);
     }
+    if (nodeSources.nvidiaSmi() != null && Files.isDirectory(Path.of("/proc/self/fd"))) {
+      // on a GPU machine a log's lines take the job, rank and GPU of the process writing it
+      agent.attributeFiles(
+          new dev.cudawatch.ingest.attribution.FileAttribution(
+              dev.cudawatch.ingest.attribution.ProcessScan.forNode(nodeSources.nvidiaSmi()),
+              Clock.systemUTC(),
+              60_000));
+    }
     String kernel = nodeSources.kernelLog();
     if ("/dev/kmsg".equals(kernel)) {
       KernelLogSource k =

@@ -58,6 +58,45 @@ public final class ProcessScan {
     return out;
   }
 
+  /**
+   * One pass over every process: each open file under {@code under} (e.g. the watched log
+   * directories' common root, or "/" for all) mapped to what its first process tells. One pass
+   * serves every followed file, so the cost does not grow with the number of files.
+   */
+  public Map<String, Found> openFiles(java.util.function.Predicate<String> wanted) {
+    Map<String, Found> out = new HashMap<>();
+    try (DirectoryStream<Path> pids = Files.newDirectoryStream(proc, p -> isPid(p))) {
+      for (Path pidDir : pids) {
+        List<String> links = links(pidDir.resolve("fd"));
+        List<String> files = links.stream().filter(wanted).toList();
+        if (files.isEmpty()) {
+          continue;
+        }
+        Found f = found(pidDir, links);
+        for (String file : files) {
+          out.putIfAbsent(file, f);
+        }
+      }
+    } catch (IOException e) {
+      return out; // no /proc here
+    }
+    return out;
+  }
+
+  private Found found(Path pidDir, List<String> links) {
+    TreeSet<Integer> gpus = new TreeSet<>();
+    for (String l : links) {
+      Integer minor = nvidiaMinor(l);
+      if (minor != null) {
+        gpus.add(minorToIndex.getOrDefault(minor, minor));
+      }
+    }
+    return new Found(
+        Long.parseLong(pidDir.getFileName().toString()),
+        List.copyOf(gpus),
+        RunAttribution.of(environ(pidDir.resolve("environ")), null, null, inventory));
+  }
+
   /** The processes that have {@code file} open for writing or reading, with what they tell. */
   public List<Found> writersOf(Path file) {
     List<Found> out = new ArrayList<>();
@@ -68,19 +107,7 @@ public final class ProcessScan {
         if (!links.contains(target.toString())) {
           continue;
         }
-        TreeSet<Integer> gpus = new TreeSet<>();
-        for (String l : links) {
-          Integer minor = nvidiaMinor(l);
-          if (minor != null) {
-            gpus.add(minorToIndex.getOrDefault(minor, minor));
-          }
-        }
-        Map<String, String> env = environ(pidDir.resolve("environ"));
-        out.add(
-            new Found(
-                Long.parseLong(pidDir.getFileName().toString()),
-                List.copyOf(gpus),
-                RunAttribution.of(env, null, null, inventory)));
+        out.add(found(pidDir, links));
       }
     } catch (IOException e) {
       return out; // no /proc here: nothing found
@@ -88,9 +115,12 @@ public final class ProcessScan {
     return out;
   }
 
+  private static final String SELF = String.valueOf(ProcessHandle.current().pid());
+
+  /** A process directory, not this agent's own (it has every followed file open). */
   private static boolean isPid(Path p) {
     String n = p.getFileName().toString();
-    return !n.isEmpty() && n.chars().allMatch(Character::isDigit);
+    return !n.isEmpty() && n.chars().allMatch(Character::isDigit) && !n.equals(SELF);
   }
 
   /** {@code /dev/nvidia3} is minor 3; {@code nvidiactl}, {@code nvidia-uvm} are not GPUs. */
@@ -104,12 +134,19 @@ public final class ProcessScan {
         : null;
   }
 
+  /**
+   * The targets of a process's descriptors: device files, and regular files it opened for writing
+   * ({@code fdinfo}'s flags), so a reader such as {@code tail -f} or this agent is no writer.
+   */
   private static List<String> links(Path fdDir) {
     List<String> out = new ArrayList<>();
     try (DirectoryStream<Path> fds = Files.newDirectoryStream(fdDir)) {
       for (Path fd : fds) {
         try {
-          out.add(Files.readSymbolicLink(fd).toString());
+          String target = Files.readSymbolicLink(fd).toString();
+          if (target.startsWith("/dev/") || writable(fdDir.resolveSibling("fdinfo"), fd)) {
+            out.add(target);
+          }
         } catch (IOException | UnsupportedOperationException e) {
           // closed meanwhile, or not ours to read
         }
@@ -118,6 +155,39 @@ public final class ProcessScan {
       // another user's process: its fds are not readable without privileges
     }
     return out;
+  }
+
+  /** {@code flags:} in octal; O_WRONLY is 1 and O_RDWR 2. Unknown flags count as writable. */
+  static boolean writable(Path fdinfoDir, Path fd) {
+    Path info = fdinfoDir.resolve(fd.getFileName().toString());
+    try {
+      for (String line : Files.readAllLines(info)) {
+        if (line.startsWith("flags:")) {
+          return (Long.parseLong(line.substring(6).strip(), 8) & 3) != 0;
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      return true; // no fdinfo (a fixture, an old kernel): keep it
+    }
+    return true;
+  }
+
+  /** The node's /proc with nvidia-smi's inventory and minor numbers (empty without nvidia-smi). */
+  public static ProcessScan forNode(String nvidiaSmi) {
+    String q = null;
+    try {
+      Process p = new ProcessBuilder(nvidiaSmi, "-q").redirectErrorStream(true).start();
+      p.getOutputStream().close();
+      String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0) {
+        q = text;
+      }
+    } catch (IOException e) {
+      // no nvidia-smi: device minors map to themselves
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return new ProcessScan(Path.of("/proc"), GpuInventory.query(nvidiaSmi), q);
   }
 
   /** {@code /proc/<pid>/environ}: NUL-separated {@code KEY=VALUE}. */

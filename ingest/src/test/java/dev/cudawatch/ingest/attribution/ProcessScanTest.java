@@ -49,5 +49,28 @@ class ProcessScanTest {
     assertEquals("GPU-a8aa2883-b011-67b6-4887-1b76e067f837", f.fromEnvironment().gpuUuid());
     assertEquals(2, f.fromEnvironment().rank());
     assertTrue(scan.writersOf(dir.resolve("other.log")).isEmpty());
+
+    // a reader of the log (tail -f: fdinfo flags O_RDONLY) is not its writer
+    Path reader = Files.createDirectories(proc.resolve("5000/fd"));
+    Files.createSymbolicLink(reader.resolve("3"), log.toAbsolutePath());
+    Files.createDirectories(proc.resolve("5000/fdinfo"));
+    Files.writeString(proc.resolve("5000/fdinfo/3"), "pos:\t0\nflags:\t0100000\nmnt_id:\t1\n");
+    Files.createDirectories(proc.resolve("4242/fdinfo"));
+    Files.writeString(proc.resolve("4242/fdinfo/1"), "pos:\t7\nflags:\t02100001\nmnt_id:\t1\n");
+    assertEquals(List.of(4242L), scan.writersOf(log).stream().map(ProcessScan.Found::pid).toList());
+
+    // the agent's view: one pass over /proc, the file's records take the writer's GPU and rank
+    FileAttribution.Of a =
+        new FileAttribution(scan, java.time.Clock.systemUTC(), 60_000)
+            .of(log.toAbsolutePath().toString());
+    assertEquals(0, a.gpu());
+    assertEquals(2, a.rank());
+    assertEquals("writing process's open /dev/nvidia0", a.attribution().get("gpu"));
+    assertEquals("4242", a.attribution().get("pid"));
+    FileAttribution.Of none =
+        new FileAttribution(scan, java.time.Clock.systemUTC(), 60_000)
+            .of(dir.resolve("other.log").toString());
+    assertEquals(null, none.gpu());
+    assertTrue(none.attribution().get("tried").contains("no process had the file open"));
   }
 }
