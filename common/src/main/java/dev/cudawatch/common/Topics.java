@@ -16,7 +16,11 @@ public final class Topics {
   /** Records that could not be read, with the reason, from any stage. */
   public static final String DEAD_LETTER = "cudawatch.deadletter";
 
-  public static final List<String> ALL = List.of(LOGS, INCIDENTS, ALERTS, DEAD_LETTER);
+  /** One record per failed job: its root cause and the consequences, written by the processor. */
+  public static final String JOB_FAILURES = "cudawatch.job-failures";
+
+  public static final List<String> ALL =
+      List.of(LOGS, INCIDENTS, ALERTS, DEAD_LETTER, JOB_FAILURES);
 
   private Topics() {}
 }

@@ -47,6 +47,7 @@ public final class Agent implements Runnable, AutoCloseable {
   private volatile Thread loop;
 
   private java.util.Map<String, Integer> pciToGpu = java.util.Map.of();
+  private dev.cudawatch.ingest.attribution.FileAttribution files;
   private volatile boolean running = true;
   private volatile boolean started;
 
@@ -64,6 +65,14 @@ public final class Agent implements Runnable, AutoCloseable {
             settings.closeInactiveMs(),
             settings.scanIntervalMs(),
             () -> System.nanoTime() / 1_000_000);
+  }
+
+  /**
+   * Attributes each followed file's lines to the process writing it (job, rank, GPU), when the node
+   * lets the agent see its processes.
+   */
+  public void attributeFiles(dev.cudawatch.ingest.attribution.FileAttribution attribution) {
+    this.files = attribution;
   }
 
   /** Follows a kernel log file (dmesg or journal export) too, keeping its NVRM and OOM lines. */
@@ -112,28 +121,8 @@ public final class Agent implements Runnable, AutoCloseable {
     }
     LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.KERNEL, "kmsg");
     Integer gpu = dev.cudawatch.ingest.streams.PciMap.gpuOf(l.text(), pciToGpu);
-    shipper.send(gpu == null ? r : withGpu(r, gpu), onAck, onFailure);
-  }
-
-  private static LogRecord withGpu(LogRecord r, int gpu) {
-    return new LogRecord(
-        r.v(),
-        r.id(),
-        r.host(),
-        r.job(),
-        r.rank(),
-        r.localRank(),
-        gpu,
-        r.kind(),
-        r.stream(),
-        r.source(),
-        r.sourceId(),
-        r.offset(),
-        r.eventTime(),
-        r.ingestTime(),
-        r.text(),
-        r.lineCount(),
-        r.raw());
+    shipper.send(
+        gpu == null ? r : r.withGpu(gpu, null, "kernel line's PCI address"), onAck, onFailure);
   }
 
   private void ship(TailedFile f, FramedLine l, Runnable onAck, Runnable onFailure) {
@@ -141,8 +130,31 @@ public final class Agent implements Runnable, AutoCloseable {
     if (l.truncated()) {
       truncatedLines.incrementAndGet();
     }
-    shipper.send(
-        record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file"), onAck, onFailure);
+    LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file");
+    shipper.send(files == null ? r : attributed(r), onAck, onFailure);
+  }
+
+  /** The record with what the process writing its file tells (job, rank, GPU and whence). */
+  private LogRecord attributed(LogRecord r) {
+    var a = files.of(r.source());
+    return LogRecord.builder()
+        .host(r.host())
+        .job(a.job() != null ? a.job() : r.job())
+        .kind(r.kind())
+        .stream(r.stream())
+        .source(r.source())
+        .sourceId(r.sourceId())
+        .offset(r.offset())
+        .eventTime(r.eventTime())
+        .ingestTime(r.ingestTime())
+        .text(r.text())
+        .raw(r.raw())
+        .rank(a.rank())
+        .localRank(a.localRank())
+        .gpu(a.gpu())
+        .gpuUuid(a.gpuUuid())
+        .attribution(a.attribution())
+        .build();
   }
 
   private LogRecord record(

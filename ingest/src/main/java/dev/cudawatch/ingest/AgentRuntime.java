@@ -80,6 +80,14 @@ public final class AgentRuntime implements AutoCloseable {
   public void start(boolean stdin) throws IOException {
     start(forwarder, "spool", false);
     adoptRunSpools();
+    if (Files.isDirectory(Path.of("/proc/self/fd"))) {
+      // a followed log's lines take the job, rank and GPU of the process writing it
+      agent.attributeFiles(
+          new dev.cudawatch.ingest.attribution.FileAttribution(
+              dev.cudawatch.ingest.attribution.ProcessScan.forNode(settings.nvidiaSmi()),
+              clock,
+              60_000));
+    }
     start(agent, "files", false);
     Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {

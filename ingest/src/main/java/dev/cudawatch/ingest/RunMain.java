@@ -3,6 +3,8 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.ingest.attribution.GpuInventory;
+import dev.cudawatch.ingest.attribution.RunAttribution;
 import dev.cudawatch.ingest.run.ChildProcess;
 import dev.cudawatch.ingest.run.ExitStatus;
 import dev.cudawatch.ingest.run.RunRecords;
@@ -97,21 +99,22 @@ public final class RunMain implements Callable<Integer> {
     try (SignalForwarding signals = SignalForwarding.to(child);
         RunShipping shipping = s == null ? null : openShipping(s)) {
       Map<String, String> env = System.getenv();
-      String jobId =
-          job != null
-              ? job
-              : s != null && s.job() != null
-                  ? s.job()
-                  : "run-" + UUID.randomUUID().toString().substring(0, 8);
-      RunRecords records =
-          new RunRecords(
-              s == null ? AgentSettings.defaults() : s,
-              jobId,
-              NodeEnvironment.rank(env),
-              NodeEnvironment.localRank(env),
-              singleVisibleDevice(env.get("CUDA_VISIBLE_DEVICES")),
-              runId,
-              Clock.systemUTC());
+      AgentSettings settings = s == null ? AgentSettings.defaults() : s;
+      // after the child started: asking nvidia-smi must never delay the job
+      GpuInventory inventory =
+          RunAttribution.wantsInventory(env)
+              ? GpuInventory.query(settings.nvidiaSmi())
+              : GpuInventory.empty();
+      RunAttribution who = RunAttribution.of(env, job, s != null ? s.job() : null, inventory);
+      if (who.job() == null) {
+        who =
+            RunAttribution.of(
+                env, "run-" + UUID.randomUUID().toString().substring(0, 8), null, inventory);
+        who.attribution().put("job", "generated (no --job, SLURM_JOB_ID, TORCHELASTIC_RUN_ID)");
+      }
+      // the kernel names the process in its Xid lines (pid=...): the processor maps it to the job
+      who.attribution().put("pid", String.valueOf(child.pid()));
+      RunRecords records = new RunRecords(settings, who, runId, Clock.systemUTC());
       java.util.function.Consumer<LogRecord> sink = shipping == null ? r -> {} : shipping::write;
       int maxLine = s == null ? AgentSettings.defaults().maxLineBytes() : s.maxLineBytes();
       Thread o = pump(child.stdout(), System.out, "stdout", records, maxLine, sink);
@@ -165,17 +168,6 @@ public final class RunMain implements Callable<Integer> {
           "cudawatch run: "
               + shipping.notShipped()
               + " lines of the job were not shipped (see above)");
-    }
-  }
-
-  static Integer singleVisibleDevice(String visible) {
-    if (visible == null || visible.isBlank() || visible.contains(",")) {
-      return null;
-    }
-    try {
-      return Integer.valueOf(visible.strip());
-    } catch (NumberFormatException e) {
-      return null; // a GPU UUID
     }
   }
 

@@ -9,6 +9,9 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.Agent;
 import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.ship.Shipper;
+import dev.cudawatch.ingest.streams.GpuMemorySampler;
+import dev.cudawatch.ingest.streams.KernelLogSource;
+import dev.cudawatch.ingest.streams.PciMap;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.processor.ProcessorMain;
 import dev.cudawatch.processor.ProcessorSettings;
@@ -66,10 +69,23 @@ public final class LocalCluster implements AutoCloseable {
   private Agent agent;
   private Thread agentThread;
   private final Health health = new Health();
+  private NodeSources nodeSources = NodeSources.none();
+  private final List<Runnable> stops = new java.util.ArrayList<>();
+  private RecordedSamples gpuReplay;
 
   public LocalCluster(Options options, PrintStream console) {
     this.options = options;
     this.console = console;
+  }
+
+  /** The machine's kernel log and GPU samples to use (default: none). */
+  public LocalCluster withNodeSources(NodeSources sources) {
+    this.nodeSources = sources;
+    return this;
+  }
+
+  public NodeSources nodeSources() {
+    return nodeSources;
   }
 
   public void start() throws Exception {
@@ -135,17 +151,82 @@ public final class LocalCluster implements AutoCloseable {
             .with(
                 kafka,
                 List.of(options.logsDir().toAbsolutePath() + "/*.log"),
-                options.dataDir().resolve("agent").toString());
+                options.dataDir().resolve("agent").toString())
+            // one machine's few log files: scanning the glob every round keeps a new file's
+            // first line as quick as the rest (the agent's default scans once a second)
+            .withScanInterval(0);
     shipper = new Shipper(kafka);
     agent = new Agent(ag, shipper, Clock.systemUTC());
     if (options.replayDir() != null) {
       long n = agent.replay(options.replayDir());
       console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
     }
+    startNodeSources(ag.host());
     agentThread = new Thread(agent, "cudawatch-agent");
     agentThread.setDaemon(true);
     agentThread.start();
     health.register("agent", agent::started);
+  }
+
+  /** Kernel log and GPU memory, as the agent runtime has them on a GPU node, or replayed. */
+  private void startNodeSources(String host) throws IOException {
+    Map<String, Integer> pci = new java.util.HashMap<>();
+    if (nodeSources.gpuSamples() != null) {
+      RecordedSamples replay =
+          new RecordedSamples(
+              nodeSources.gpuSamples(), host, r -> shipper.send(r, () -> {}), Clock.systemUTC());
+      pci.putAll(replay.pciToGpu()); // the recording names each GPU's PCI address
+      gpuReplay = replay;
+      daemon(replay, "cudawatch-gpu-replay");
+      stops.add(replay::stop);
+    } else if (nodeSources.nvidiaSmi() != null) {
+      pci.putAll(PciMap.query(nodeSources.nvidiaSmi()));
+      GpuMemorySampler sampler =
+          new GpuMemorySampler(
+              nodeSources.nvidiaSmi(),
+              500,
+              host,
+              r -> shipper.send(r, () -> {}),
+              Clock.systemUTC(),
+              java.time.ZoneId.systemDefault()); // nvidia-smi prints the node's local time
+      daemon(sampler, "cudawatch-nvidia-smi");
+      stops.add(sampler::stop);
+    }
+    if (nodeSources.nvidiaSmi() != null && Files.isDirectory(Path.of("/proc/self/fd"))) {
+      // on a GPU machine a log's lines take the job, rank and GPU of the process writing it
+      agent.attributeFiles(
+          new dev.cudawatch.ingest.attribution.FileAttribution(
+              dev.cudawatch.ingest.attribution.ProcessScan.forNode(nodeSources.nvidiaSmi()),
+              Clock.systemUTC(),
+              60_000));
+    }
+    String kernel = nodeSources.kernelLog();
+    if ("/dev/kmsg".equals(kernel)) {
+      KernelLogSource k =
+          new KernelLogSource(
+              Path.of(kernel),
+              dev.cudawatch.ingest.streams.BootInfo.read(Path.of("/proc")),
+              options.dataDir().resolve("agent").resolve("kernel"),
+              host,
+              pci,
+              r -> shipper.send(r, () -> {}),
+              Clock.systemUTC());
+      daemon(k, "cudawatch-kmsg");
+      stops.add(k::stop);
+    } else if (kernel != null) {
+      agent.followKernelLog(Path.of(kernel), pci);
+    }
+  }
+
+  private static void daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** The GPU samples being replayed, or null. */
+  public RecordedSamples gpuReplay() {
+    return gpuReplay;
   }
 
   public int httpPort() {
@@ -162,6 +243,7 @@ public final class LocalCluster implements AutoCloseable {
 
   @Override
   public void close() {
+    stops.forEach(Runnable::run);
     try {
       if (agent != null) {
         agent.close();

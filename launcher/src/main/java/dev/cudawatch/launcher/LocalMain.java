@@ -74,6 +74,24 @@ public final class LocalMain implements Callable<Integer> {
       description = "extra signature catalog; may be repeated")
   List<String> catalogs = new ArrayList<>();
 
+  @Option(
+      names = "--kernel-log",
+      paramLabel = "FILE",
+      description = "follow this kernel log (dmesg or a recorded one) instead of /dev/kmsg")
+  Path kernelLog;
+
+  @Option(names = "--no-kernel-log", description = "do not read the kernel log")
+  boolean noKernelLog;
+
+  @Option(
+      names = "--gpu-samples",
+      paramLabel = "FILE",
+      description = "replay recorded nvidia-smi samples at their pace instead of sampling")
+  Path gpuSamples;
+
+  @Option(names = "--no-gpu-samples", description = "do not sample GPU memory with nvidia-smi")
+  boolean noGpuSamples;
+
   public static void main(String[] args) {
     System.exit(new CommandLine(new LocalMain()).execute(args));
   }
@@ -92,12 +110,30 @@ public final class LocalMain implements Callable<Integer> {
       System.err.println("cudawatch local: --replay " + replay + " is not a directory");
       return 2;
     }
+    for (Path f : new Path[] {kernelLog, gpuSamples}) {
+      if (f != null && !Files.isReadable(f)) {
+        System.err.println("cudawatch local: " + f + " is not a readable file");
+        return 2;
+      }
+    }
+    NodeSources sources =
+        NodeSources.detect(
+            noKernelLog, kernelLog, noGpuSamples, gpuSamples, "/dev/kmsg", System.getenv("PATH"));
     Path data = dataDir != null ? dataDir : Files.createTempDirectory("cudawatch-local-");
     LocalCluster cluster =
         new LocalCluster(
-            new LocalCluster.Options(
-                data, logs, replay, httpPort, parallelism, alertmanager, webhook, slack, catalogs),
-            System.out);
+                new LocalCluster.Options(
+                    data,
+                    logs,
+                    replay,
+                    httpPort,
+                    parallelism,
+                    alertmanager,
+                    webhook,
+                    slack,
+                    catalogs),
+                System.out)
+            .withNodeSources(sources);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -123,6 +159,8 @@ public final class LocalMain implements Callable<Integer> {
     System.out.println("  alerts        " + base + "/api/alerts");
     System.out.println("  health        " + base + "/healthz");
     System.out.println("  following     " + logs.toAbsolutePath() + "/*.log");
+    System.out.println("  kernel log    " + sources.kernelWhy());
+    System.out.println("  GPU memory    " + sources.gpuWhy());
     System.out.println("Press Ctrl-C to stop.");
     stopped.await();
     return 0;

@@ -4,6 +4,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
@@ -12,6 +13,9 @@ import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
+import dev.cudawatch.processor.jobs.AttributeKernelIncidents;
+import dev.cudawatch.processor.jobs.GpuHolderSignals;
+import dev.cudawatch.processor.jobs.GroupJobFailures;
 import dev.cudawatch.processor.records.RawRecord;
 import dev.cudawatch.processor.rules.CountRule;
 import dev.cudawatch.processor.rules.JobActivity;
@@ -44,6 +48,13 @@ public final class ProcessorJob {
   private final ProcessorSettings settings;
   private final Map<String, byte[]> catalogs;
   private final RuleSet rules;
+  private final Sink<JobFailure> jobFailures;
+
+  /**
+   * How long a job's incidents may pause and still be one failure: NCCL's default timeout, 10 min,
+   * and a margin.
+   */
+  public static final Duration JOB_FAILURE_GAP = Duration.ofMinutes(15);
 
   public ProcessorJob(
       Source<RawRecord, ?, ?> source,
@@ -53,6 +64,19 @@ public final class ProcessorJob {
       ProcessorSettings settings,
       Map<String, byte[]> catalogs,
       RuleSet rules) {
+    this(source, incidents, alerts, deadLetters, null, settings, catalogs, rules);
+  }
+
+  public ProcessorJob(
+      Source<RawRecord, ?, ?> source,
+      Sink<Incident> incidents,
+      Sink<Alert> alerts,
+      Sink<DeadLetter> deadLetters,
+      Sink<JobFailure> jobFailures,
+      ProcessorSettings settings,
+      Map<String, byte[]> catalogs,
+      RuleSet rules) {
+    this.jobFailures = jobFailures;
     this.source = source;
     this.incidents = incidents;
     this.alerts = alerts;
@@ -97,7 +121,23 @@ public final class ProcessorJob {
             .uid("memory-trend");
     DataStream<Incident> fromLines =
         classified.filter(i -> !DetectMemoryTrend.enrichable(i)).name("not-gpu-ooms");
-    DataStream<Incident> all = fromLines.union(fromMemory);
+    DataStream<Incident> merged = fromLines.union(fromMemory);
+    // Kernel lines name a GPU or a pid, not a job: the job that held it then owns the incident.
+    DataStream<Incident> kernelAttributed =
+        records
+            .flatMap(new GpuHolderSignals(1000))
+            .name("gpu-holders")
+            .uid("gpu-holders")
+            .connect(merged.filter(AttributeKernelIncidents::wanted).name("kernel-incidents"))
+            .keyBy(AttributeKernelIncidents::keyOf, AttributeKernelIncidents::keyOf)
+            .process(new AttributeKernelIncidents())
+            .name("attribute-kernel-incidents")
+            .uid("attribute-kernel-incidents");
+    DataStream<Incident> all =
+        merged
+            .filter(i -> !AttributeKernelIncidents.wanted(i))
+            .name("attributed")
+            .union(kernelAttributed);
     // Rules and correlation work in event time: watermarks follow the incidents' first-line times.
     DataStream<Incident> timed =
         all.assignTimestampsAndWatermarks(
@@ -151,7 +191,21 @@ public final class ProcessorJob {
             .process(new SilenceRule(rules, ttl))
             .name("silence-rules")
             .uid("silence-rules");
-    DataStream<Alert> ruleAlerts = countAlerts.union(spikeAlerts, silenceAlerts);
+    // Every incident of a job, across hosts and ranks, becomes one job failure with one root cause.
+    SingleOutputStreamOperator<JobFailure> failedJobs =
+        timed
+            .filter(GroupJobFailures::groupable)
+            .name("job-incidents")
+            .keyBy(Incident::job)
+            .process(new GroupJobFailures(JOB_FAILURE_GAP))
+            .name("job-failures-grouped")
+            .uid("job-failures-grouped");
+    if (jobFailures != null) {
+      failedJobs.sinkTo(jobFailures).name(Topics.JOB_FAILURES).uid("sink-job-failures");
+    }
+    DataStream<Alert> ruleAlerts =
+        countAlerts.union(
+            spikeAlerts, silenceAlerts, failedJobs.getSideOutput(GroupJobFailures.ALERTS));
     published
         .flatMap(new IncidentAlerts())
         .name("incident-alerts")

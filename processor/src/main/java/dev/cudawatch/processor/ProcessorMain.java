@@ -5,6 +5,7 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.processor.rules.RuleSet;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -144,6 +145,7 @@ public final class ProcessorMain implements Callable<Integer> {
         KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
         KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
         KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
+        KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job),
         s,
         catalogs,
         RuleSet.load(ruleFiles));

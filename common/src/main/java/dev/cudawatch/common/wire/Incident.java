@@ -85,6 +85,43 @@ public record Incident(
     return copy(f, steps, verdict);
   }
 
+  /**
+   * The same incident attributed to {@code newJob}, learnt from {@code how} (e.g. the job that held
+   * a kernel Xid's GPU), recorded under {@code attribution.job} in its fields.
+   */
+  public Incident withJob(String newJob, String how) {
+    Map<String, Object> f = new java.util.LinkedHashMap<>(fields);
+    Map<String, Object> attr = new java.util.LinkedHashMap<>();
+    if (f.get("attribution") instanceof Map<?, ?> m) {
+      m.forEach((k, val) -> attr.put(String.valueOf(k), val));
+    }
+    attr.put("job", how);
+    f.put("attribution", attr);
+    return new Incident(
+        v,
+        id,
+        incidentClass,
+        root,
+        rootId,
+        count,
+        severity,
+        suspect,
+        signature,
+        f,
+        summary,
+        explanation,
+        nextSteps,
+        host,
+        newJob,
+        source,
+        line,
+        firstRecordId,
+        eventTime,
+        detectedTime,
+        excerpt,
+        verdict);
+  }
+
   private Incident copy(Map<String, Object> f, List<String> steps, String v2) {
     return new Incident(
         v,

@@ -1,6 +1,8 @@
 package dev.cudawatch.common.wire;
 
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -26,6 +28,13 @@ import java.util.Objects;
  * @param lineCount lines in {@code text} (1 unless the agent grouped lines)
  * @param raw the line before terminal escapes were removed, when the agent is asked to keep it and
  *     it differed; otherwise null
+ * @param gpuUuid the physical GPU's UUID when the agent knows it ({@code GPU-...}, or a MIG
+ *     instance's {@code MIG-...}), or null
+ * @param attribution where job, rank, local_rank, gpu and gpu_uuid came from (field name to source,
+ *     e.g. {@code gpu: CUDA_VISIBLE_DEVICES}), plus {@code tried}: the sources the agent consulted,
+ *     and {@code visible_gpus}: the physical indexes of the job's devices in its own order, to map
+ *     a device ordinal printed by the job, and {@code pid}: the wrapped process's id, which kernel
+ *     Xid lines name; null when the agent knows nothing
  */
 public record LogRecord(
     int v,
@@ -44,7 +53,9 @@ public record LogRecord(
     Instant ingestTime,
     String text,
     int lineCount,
-    String raw) {
+    String raw,
+    String gpuUuid,
+    Map<String, String> attribution) {
 
   public LogRecord {
     Objects.requireNonNull(id, "id");
@@ -62,6 +73,64 @@ public record LogRecord(
     if (lineCount <= 0) {
       lineCount = 1;
     }
+    attribution = attribution == null || attribution.isEmpty() ? null : Map.copyOf(attribution);
+  }
+
+  /** The same record with the GPU learnt from {@code how} (e.g. a kernel line's PCI address). */
+  public LogRecord withGpu(Integer newGpu, String newUuid, String how) {
+    Map<String, String> a =
+        attribution == null ? new LinkedHashMap<>() : new LinkedHashMap<>(attribution);
+    a.put("gpu", how);
+    if (newUuid != null) {
+      a.put("gpu_uuid", how);
+    }
+    return new LogRecord(
+        v,
+        id,
+        host,
+        job,
+        rank,
+        localRank,
+        newGpu,
+        kind,
+        stream,
+        source,
+        sourceId,
+        offset,
+        eventTime,
+        ingestTime,
+        text,
+        lineCount,
+        raw,
+        newUuid != null ? newUuid : gpuUuid,
+        a);
+  }
+
+  /** The same record attributed to {@code newJob} (e.g. the job that owned a kernel line's pid). */
+  public LogRecord withJob(String newJob, String how) {
+    Map<String, String> a =
+        attribution == null ? new LinkedHashMap<>() : new LinkedHashMap<>(attribution);
+    a.put("job", how);
+    return new LogRecord(
+        v,
+        id,
+        host,
+        newJob,
+        rank,
+        localRank,
+        gpu,
+        kind,
+        stream,
+        source,
+        sourceId,
+        offset,
+        eventTime,
+        ingestTime,
+        text,
+        lineCount,
+        raw,
+        gpuUuid,
+        a);
   }
 
   /** The stable id of the line at {@code offset} of one instance of {@code source}. */
@@ -96,6 +165,8 @@ public record LogRecord(
     private String text;
     private int lineCount = 1;
     private String raw;
+    private String gpuUuid;
+    private Map<String, String> attribution;
 
     public Builder host(String v) {
       host = v;
@@ -172,6 +243,16 @@ public record LogRecord(
       return this;
     }
 
+    public Builder gpuUuid(String v) {
+      gpuUuid = v;
+      return this;
+    }
+
+    public Builder attribution(Map<String, String> v) {
+      attribution = v;
+      return this;
+    }
+
     public LogRecord build() {
       return new LogRecord(
           WireJson.VERSION,
@@ -190,7 +271,9 @@ public record LogRecord(
           ingestTime,
           text,
           lineCount,
-          raw);
+          raw,
+          gpuUuid,
+          attribution);
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.cudawatch.diagnosis.engine;
 
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * What is known of one line besides its text.
@@ -11,10 +12,24 @@ import java.time.Instant;
  * @param localRank local rank from the agent's metadata, or null
  * @param gpu the GPU the agent knows the line's process uses (CUDA_VISIBLE_DEVICES, PCI address),
  *     or null; used when the text does not name one
+ * @param gpuUuid the physical GPU's UUID from the agent, or null
+ * @param attribution where the agent's job, rank and GPU came from, with {@code tried} and {@code
+ *     visible_gpus} (see the wire record); null when the agent knows nothing
  */
 public record LineMeta(
-    String recordId, Instant eventTime, Integer rank, Integer localRank, Integer gpu) {
+    String recordId,
+    Instant eventTime,
+    Integer rank,
+    Integer localRank,
+    Integer gpu,
+    String gpuUuid,
+    Map<String, String> attribution) {
   public LineMeta(String recordId, Instant eventTime, Integer rank, Integer localRank) {
-    this(recordId, eventTime, rank, localRank, null);
+    this(recordId, eventTime, rank, localRank, null, null, null);
+  }
+
+  public LineMeta(
+      String recordId, Instant eventTime, Integer rank, Integer localRank, Integer gpu) {
+    this(recordId, eventTime, rank, localRank, gpu, null, null);
   }
 }

@@ -132,18 +132,7 @@ public final class StreamClassifier {
       long n) {
     Map<String, Object> fields = MatchFields.typed(rawFields);
     Optional<CudaError> cudaError = matchFields.resolveCudaError(fields);
-    if (prefixRank != null) {
-      fields.putIfAbsent("rank", prefixRank.longValue());
-    }
-    if (meta != null && meta.rank() != null) {
-      fields.putIfAbsent("rank", meta.rank().longValue());
-    }
-    if (meta != null && meta.localRank() != null) {
-      fields.putIfAbsent("local_rank", meta.localRank().longValue());
-    }
-    if (meta != null && meta.gpu() != null) {
-      fields.putIfAbsent("gpu", meta.gpu().longValue());
-    }
+    Attribution.apply(fields, prefixRank, meta);
     Matcher et = FrameworkSniffer.EXCEPTION_TYPE.matcher(text);
     if (et.find()) {
       fields.putIfAbsent("exception_type", et.group(1));
@@ -157,6 +146,7 @@ public final class StreamClassifier {
                       && n - c.lastLine <= settings.attachWindowLines());
       fields.remove("rank");
       fields.remove("exception_type");
+      fields.remove(Attribution.FIELD);
       if (target != null) {
         target.fill(fields);
         target.lastLine = n;

@@ -14,8 +14,15 @@ import java.util.Optional;
 public final class MemoryTrendDetector implements Serializable {
   private static final long serialVersionUID = 1L;
 
+  /** Samples kept for an OOM's context: about two minutes at the sampler's 500 ms. */
+  static final int HISTORY_SAMPLES = 240;
+
+  /** A step of at least this share of the card is an allocation or a release, not growth. */
+  static final double JUMP_SHARE = 0.05;
+
   private final TrendSettings settings;
   private final ArrayDeque<MemorySample> window = new ArrayDeque<>();
+  private final ArrayDeque<MemorySample> history = new ArrayDeque<>();
 
   public MemoryTrendDetector(TrendSettings settings) {
     this.settings = settings;
@@ -30,6 +37,10 @@ public final class MemoryTrendDetector implements Serializable {
     while (window.size() > settings.windowSamples()) {
       window.removeFirst();
     }
+    history.addLast(s);
+    while (history.size() > HISTORY_SAMPLES) {
+      history.removeFirst();
+    }
     if (window.size() < settings.minSamples()) {
       return Optional.empty();
     }
@@ -38,7 +49,12 @@ public final class MemoryTrendDetector implements Serializable {
     if (span < settings.minSpanSeconds()) {
       return Optional.empty();
     }
-    MemorySample[] xs = window.toArray(new MemorySample[0]);
+    // The growth since the last big allocation or release: a long flat history and the step of a
+    // model load must not water down the ramp that follows them.
+    MemorySample[] xs = sinceLastJump(window.toArray(new MemorySample[0]));
+    if (xs.length < settings.minSamples()) {
+      return Optional.empty();
+    }
     int rising = 0;
     for (int i = 1; i < xs.length; i++) {
       if (xs[i].usedBytes() >= xs[i - 1].usedBytes()) {
@@ -67,9 +83,33 @@ public final class MemoryTrendDetector implements Serializable {
     return window.size();
   }
 
-  /** The samples in the window, oldest first. */
+  /** The samples of the last couple of minutes, oldest first (more than the detection window). */
   public java.util.List<MemorySample> samples() {
-    return java.util.List.copyOf(window);
+    return java.util.List.copyOf(history);
+  }
+
+  /**
+   * The samples after the last jump: a step of at least {@link #JUMP_SHARE} of the card that is
+   * also four times the typical step (so a fast but even ramp is not cut into pieces).
+   */
+  static MemorySample[] sinceLastJump(MemorySample[] xs) {
+    if (xs.length < 3) {
+      return xs;
+    }
+    long[] steps = new long[xs.length - 1];
+    for (int i = 1; i < xs.length; i++) {
+      steps[i - 1] = Math.abs(xs[i].usedBytes() - xs[i - 1].usedBytes());
+    }
+    long[] sorted = steps.clone();
+    Arrays.sort(sorted);
+    long typical = sorted[sorted.length / 2];
+    long total = xs[xs.length - 1].totalBytes();
+    for (int i = steps.length - 1; i >= 0; i--) {
+      if (steps[i] >= JUMP_SHARE * total && steps[i] > 4 * typical) {
+        return Arrays.copyOfRange(xs, i + 1, xs.length);
+      }
+    }
+    return xs;
   }
 
   static double theilSen(MemorySample[] xs) {

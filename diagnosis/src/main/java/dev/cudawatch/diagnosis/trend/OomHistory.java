@@ -29,7 +29,9 @@ public final class OomHistory {
   public static Optional<Finding> describe(
       List<MemorySample> samples, long oomMillis, Map<String, Object> oomFields, TrendSettings t) {
     MemorySample[] xs =
-        samples.stream().filter(s -> s.epochMillis() <= oomMillis).toArray(MemorySample[]::new);
+        releasedAfter(
+            samples.stream().filter(s -> s.epochMillis() <= oomMillis).toArray(MemorySample[]::new),
+            oomMillis);
     if (xs.length < 3) {
       return Optional.empty();
     }
@@ -44,6 +46,28 @@ public final class OomHistory {
               Map.of(),
               "Memory before the OOM: fragmented — the allocator held enough free memory but not in"
                   + " one piece; set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."));
+    }
+    // the growth since the last big allocation: a model load before a leak is not part of it
+    MemorySample[] ramp = MemoryTrendDetector.sinceLastJump(xs);
+    double span = (last.epochMillis() - ramp[0].epochMillis()) / 1000.0;
+    int rising = 0;
+    for (int i = 1; i < ramp.length; i++) {
+      if (ramp[i].usedBytes() >= ramp[i - 1].usedBytes()) {
+        rising++;
+      }
+    }
+    double slope = ramp.length < 3 ? 0 : MemoryTrendDetector.theilSen(ramp);
+    if (span >= t.minSpanSeconds()
+        && rising >= t.minRisingFraction() * (ramp.length - 1)
+        && slope >= t.minGrowthBytesPerSecond()) {
+      return Optional.of(
+          new Finding(
+              "steady_leak",
+              Map.of("growth_bytes_per_second", Math.round(slope)),
+              "Memory before the OOM: a steady leak of "
+                  + Math.round(slope / (1 << 20))
+                  + " MiB/s — look for tensors kept across steps (losses appended without"
+                  + " .item(), caches, growing lists)."));
     }
     long cut = last.epochMillis() - SPIKE_WINDOW_MS;
     long[] earlier =
@@ -71,26 +95,6 @@ public final class OomHistory {
                     + " evaluation step, not a leak."));
       }
     }
-    double span = (last.epochMillis() - xs[0].epochMillis()) / 1000.0;
-    int rising = 0;
-    for (int i = 1; i < xs.length; i++) {
-      if (xs[i].usedBytes() >= xs[i - 1].usedBytes()) {
-        rising++;
-      }
-    }
-    double slope = MemoryTrendDetector.theilSen(xs);
-    if (span >= t.minSpanSeconds()
-        && rising >= t.minRisingFraction() * (xs.length - 1)
-        && slope >= t.minGrowthBytesPerSecond()) {
-      return Optional.of(
-          new Finding(
-              "steady_leak",
-              Map.of("growth_bytes_per_second", Math.round(slope)),
-              "Memory before the OOM: a steady leak of "
-                  + Math.round(slope / (1 << 20))
-                  + " MiB/s — look for tensors kept across steps (losses appended without"
-                  + " .item(), caches, growing lists)."));
-    }
     if (total > 0 && last.usedBytes() >= 0.9 * total) {
       return Optional.of(
           new Finding(
@@ -100,6 +104,23 @@ public final class OomHistory {
                   + " configured; reduce the batch or shard the model."));
     }
     return Optional.empty();
+  }
+
+  /** How late an OOM's line may be read after the process died and freed its memory. */
+  static final long READ_DELAY_MS = 5_000;
+
+  /**
+   * The samples before the failed process freed its memory: a line is read (and timed) a little
+   * after it was written, so samples of the freed card just before that time are cut off.
+   */
+  static MemorySample[] releasedAfter(MemorySample[] xs, long oomMillis) {
+    for (int i = xs.length - 1; i >= 1 && xs[i].epochMillis() >= oomMillis - READ_DELAY_MS; i--) {
+      long drop = xs[i - 1].usedBytes() - xs[i].usedBytes();
+      if (drop >= MemoryTrendDetector.JUMP_SHARE * xs[i].totalBytes()) {
+        return Arrays.copyOf(xs, i);
+      }
+    }
+    return xs;
   }
 
   private static long number(Object o) {

@@ -3,6 +3,7 @@ package dev.cudawatch.ingest.run;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.ingest.attribution.RunAttribution;
 import dev.cudawatch.ingest.framing.FramedLine;
 import java.time.Clock;
 import java.util.List;
@@ -14,24 +15,21 @@ public final class RunRecords {
   private final Integer rank;
   private final Integer localRank;
   private final Integer gpu;
+  private final String gpuUuid;
+  private final java.util.Map<String, String> attribution;
   private final Clock clock;
   private final String runId;
   private final String source;
 
-  public RunRecords(
-      AgentSettings settings,
-      String job,
-      Integer rank,
-      Integer localRank,
-      Integer gpu,
-      String runId,
-      Clock clock) {
+  public RunRecords(AgentSettings settings, RunAttribution who, String runId, Clock clock) {
     this.settings = settings;
     this.runId = runId;
-    this.job = job;
-    this.rank = rank;
-    this.localRank = localRank;
-    this.gpu = gpu;
+    this.job = who.job();
+    this.rank = who.rank();
+    this.localRank = who.localRank();
+    this.gpu = who.gpu();
+    this.gpuUuid = who.gpuUuid();
+    this.attribution = java.util.Map.copyOf(who.attribution());
     this.clock = clock;
     this.source = "run:" + job + (rank != null ? "/rank" + rank : "");
   }
@@ -60,6 +58,8 @@ public final class RunRecords {
         .job(job)
         .localRank(localRank)
         .gpu(gpu)
+        .gpuUuid(gpuUuid)
+        .attribution(attribution)
         .sourceId(runId)
         .eventTime(clock.instant());
   }

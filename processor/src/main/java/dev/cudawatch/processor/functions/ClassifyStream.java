@@ -98,7 +98,14 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     emit(
         c.accept(
             r.text(),
-            new LineMeta(r.id(), r.eventTime(), r.rank(), r.localRank(), r.gpu()),
+            new LineMeta(
+                r.id(),
+                r.eventTime(),
+                r.rank(),
+                r.localRank(),
+                r.gpu(),
+                r.gpuUuid(),
+                r.attribution()),
             Instant.ofEpochMilli(now)),
         out);
     if (!s.isIdle()) {

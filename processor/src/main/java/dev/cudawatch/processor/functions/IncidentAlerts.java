@@ -12,7 +12,8 @@ import org.apache.flink.util.Collector;
 
 /**
  * Raises a firing alert for every root incident that needs a person (severity error or critical,
- * and every memory-leak warning): consequences and informational Xids do not page.
+ * and every memory-leak warning): consequences and informational Xids do not page, nor do the ranks
+ * of a distributed job, which page once for the job.
  */
 public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
   private static final long serialVersionUID = 1L;
@@ -21,10 +22,20 @@ public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
   /** How long an alert about one incident stays active before it expires. */
   public static final java.time.Duration ACTIVE_FOR = java.time.Duration.ofHours(1);
 
+  /** A rank's failure in a known job: reported with the job's other ranks, not on its own. */
+  public static boolean rankOfAJob(Incident i) {
+    return i.job() != null
+        && i.fields().get("rank") != null
+        && !"memory_leak".equals(i.incidentClass());
+  }
+
   @Override
   public void flatMap(Incident i, Collector<Alert> out) {
     if (!i.root() || !(PAGING.contains(i.severity()) || "memory_leak".equals(i.incidentClass()))) {
       return;
+    }
+    if (rankOfAJob(i)) {
+      return; // a distributed job's ranks page once, as its JobFailure (GroupJobFailures)
     }
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(

@@ -65,7 +65,7 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
     events.put(e.incidentId(), e.eventTime());
     values.put(e.incidentId(), e.distinctValue());
     trim();
-    evaluate(r, e.labels(), Math.max(e.eventTime(), wm), ctx, out);
+    evaluate(r, e.labels(), e.unknown(), Math.max(e.eventTime(), wm), ctx, out);
   }
 
   @Override
@@ -78,14 +78,19 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
       firingSince.clear();
       return;
     }
-    evaluate(r, null, ts, ctx, out);
+    evaluate(r, null, null, ts, ctx, out);
   }
 
   /**
    * Drops incidents out of the window at {@code now}, fires or resolves, and sets the next timer.
    */
   private void evaluate(
-      RuleSpec r, Map<String, String> labels, long now, Context ctx, Collector<Alert> out)
+      RuleSpec r,
+      Map<String, String> labels,
+      String unknown,
+      long now,
+      Context ctx,
+      Collector<Alert> out)
       throws Exception {
     long window = r.windowSeconds() * 1000;
     long oldestInWindow = Long.MAX_VALUE;
@@ -110,7 +115,9 @@ public final class CountRule extends KeyedProcessFunction<String, RuleEvent, Ale
         labels != null ? labels : RuleAlerts.labelsFromKey(r, ctx.getCurrentKey());
     if (count >= r.threshold() && since == null) {
       firingSince.update(now);
-      out.collect(alert(r, keyLabels, count, Alert.State.FIRING, now, null));
+      out.collect(
+          RuleAlerts.withUnknown(
+              alert(r, keyLabels, count, Alert.State.FIRING, now, null), keyLabels, unknown));
     } else if (count < r.threshold() && since != null) {
       firingSince.clear();
       out.collect(alert(r, keyLabels, count, Alert.State.RESOLVED, since, now));

@@ -59,6 +59,23 @@ final class RuleAlerts {
         endsAt == null ? null : Instant.ofEpochMilli(endsAt));
   }
 
+  /**
+   * The alert with an {@code unknown} annotation when a key field was counted as unknown: which
+   * field, and the attribution sources that were tried. A person must not read "GPU unknown" as a
+   * GPU named "unknown".
+   */
+  static Alert withUnknown(Alert a, Map<String, String> key, String unknown) {
+    if (!key.containsValue(MatchRules.UNKNOWN)) {
+      return a;
+    }
+    Map<String, String> annotations = new LinkedHashMap<>(a.annotations());
+    annotations.put(
+        "unknown",
+        unknown != null ? unknown : "a key field was unknown: the incidents did not name it");
+    return new Alert(
+        a.v(), a.fingerprint(), a.state(), a.labels(), annotations, a.startsAt(), a.endsAt());
+  }
+
   static String minutes(long seconds) {
     return seconds % 60 == 0 ? String.valueOf(seconds / 60) : String.format("%.1f", seconds / 60.0);
   }

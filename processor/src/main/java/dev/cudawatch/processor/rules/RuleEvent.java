@@ -12,6 +12,8 @@ import java.util.Map;
  * @param incidentId to count an incident once
  * @param eventTime event time in epoch milliseconds
  * @param distinctValue the value of the rule's {@code distinct} field, or the incident id
+ * @param unknown for key fields counted as {@code unknown}: which fields, and the attribution
+ *     sources that were tried (for the alert), or null when every key field was known
  */
 public record RuleEvent(
     String rule,
@@ -20,4 +22,5 @@ public record RuleEvent(
     Map<String, String> labels,
     String incidentId,
     long eventTime,
-    String distinctValue) {}
+    String distinctValue,
+    String unknown) {}

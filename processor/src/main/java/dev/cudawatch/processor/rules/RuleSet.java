@@ -110,7 +110,8 @@ public final class RuleSet implements Serializable {
         r.factor(),
         r.forSeconds(),
         r.summary(),
-        r.description());
+        r.description(),
+        r.require());
   }
 
   private static void validate(String origin, RuleSpec r) {
@@ -128,6 +129,9 @@ public final class RuleSet implements Serializable {
       if (!KEYS.contains(k)) {
         throw new ConfigException(where + "unknown key field '" + k + "' (use " + KEYS + ")");
       }
+    }
+    if (!r.key().containsAll(r.require())) {
+      throw new ConfigException(where + "require names fields that are not in its key");
     }
     if (r.distinct() != null && !KEYS.contains(r.distinct())) {
       throw new ConfigException(

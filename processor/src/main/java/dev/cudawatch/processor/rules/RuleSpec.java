@@ -21,6 +21,8 @@ import java.util.List;
  * @param forSeconds silence: how long a job must stay silent after a failure
  * @param summary annotation template
  * @param description annotation text
+ * @param require key fields an incident must have to be counted; an incident lacking any other key
+ *     field is counted under the value {@code unknown} (e.g. per host when its GPU is unknown)
  */
 public record RuleSpec(
     String name,
@@ -35,7 +37,8 @@ public record RuleSpec(
     Double factor,
     Long forSeconds,
     String summary,
-    String description)
+    String description,
+    List<String> require)
     implements Serializable {
 
   public static final String COUNT = "count";
@@ -45,5 +48,6 @@ public record RuleSpec(
   public RuleSpec {
     classes = classes == null ? List.of() : List.copyOf(classes);
     key = key == null ? List.of() : List.copyOf(key);
+    require = require == null ? List.of() : List.copyOf(require);
   }
 }

@@ -1,0 +1,64 @@
+package dev.cudawatch.processor.jobs;
+
+import dev.cudawatch.common.wire.Incident;
+import java.util.Set;
+
+/**
+ * What a job failure remembers of one incident. A Flink POJO (public fields, no-arg constructor) so
+ * its state has an explicit serializer, never Kryo.
+ */
+public class JobMember {
+  /**
+   * Classes that are what a rank reports when another rank failed: a collective that times out or a
+   * communicator aborted because a peer died. They are the root cause only when nothing else is.
+   */
+  static final Set<String> CONSEQUENCE_CLASSES = Set.of("nccl_timeout", "nccl_error");
+
+  public String id;
+  public String incidentClass;
+  public String host;
+  public Integer rank;
+  public String gpu;
+  public String summary;
+  public long eventTime;
+  public boolean rootClass;
+
+  public JobMember() {}
+
+  static JobMember of(Incident i) {
+    JobMember m = new JobMember();
+    m.id = i.id();
+    m.incidentClass = i.incidentClass();
+    m.host = i.host();
+    m.rank = i.fields().get("rank") instanceof Number n ? n.intValue() : null;
+    m.gpu = i.fields().get("gpu") == null ? null : String.valueOf(i.fields().get("gpu"));
+    m.summary = i.summary();
+    m.eventTime = (i.eventTime() != null ? i.eventTime() : i.detectedTime()).toEpochMilli();
+    m.rootClass = i.root() && !CONSEQUENCE_CLASSES.contains(i.incidentClass()) && !derivedXid(i);
+    return m;
+  }
+
+  /** Current drivers mark an Xid that follows from an earlier one: it is a consequence. */
+  static boolean derivedXid(Incident i) {
+    if (!"gpu_xid".equals(i.incidentClass())) {
+      return false;
+    }
+    for (String line : i.excerpt()) {
+      if (line.contains("caused by previous Xid")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Earlier first; at the same time the lower rank, then the id, so the choice is stable. */
+  boolean before(JobMember o) {
+    if (eventTime != o.eventTime) {
+      return eventTime < o.eventTime;
+    }
+    int r =
+        Integer.compare(
+            rank == null ? Integer.MAX_VALUE : rank, o.rank == null ? Integer.MAX_VALUE : o.rank);
+    return r != 0 ? r < 0 : id.compareTo(o.id) < 0;
+  }
+}
