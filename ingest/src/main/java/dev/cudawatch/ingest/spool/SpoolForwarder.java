@@ -22,6 +22,9 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
   private final int maxInFlight;
   private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
   private volatile boolean running = true;
+  private volatile boolean loopRunning;
+  private final java.util.concurrent.CountDownLatch stopped =
+      new java.util.concurrent.CountDownLatch(1);
   private final java.util.concurrent.atomic.AtomicBoolean sendFailed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final java.util.concurrent.atomic.AtomicLong generation =
@@ -56,6 +59,15 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
 
   @Override
   public void run() {
+    loopRunning = true;
+    try {
+      loop();
+    } finally {
+      stopped.countDown();
+    }
+  }
+
+  private void loop() {
     while (running) {
       try {
         if (sendFailed.get()) {
@@ -137,10 +149,20 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
     }
   }
 
-  /** Stops after committing what was acknowledged. */
+  /**
+   * Stops after committing what was acknowledged. Waits for the loop to end first, so nothing
+   * writes the spool after close() returns (a reaper may delete it then).
+   */
   @Override
   public void close() throws IOException {
     running = false;
+    if (loopRunning) {
+      try {
+        stopped.await(10, java.util.concurrent.TimeUnit.SECONDS); // a round ends within a poll
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     shipper.flush();
     commitAcked();
     if (pendingCommit != null) {
