@@ -14,15 +14,23 @@ import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
 import dev.cudawatch.processor.jobs.AttributeKernelIncidents;
+import dev.cudawatch.processor.jobs.GpuHolderCodec;
 import dev.cudawatch.processor.jobs.GpuHolderSignals;
 import dev.cudawatch.processor.jobs.GroupJobFailures;
+import dev.cudawatch.processor.records.AlertCodec;
+import dev.cudawatch.processor.records.IncidentCodec;
+import dev.cudawatch.processor.records.JobFailureCodec;
+import dev.cudawatch.processor.records.LogRecordCodec;
 import dev.cudawatch.processor.records.RawRecord;
+import dev.cudawatch.processor.records.RawRecordCodec;
 import dev.cudawatch.processor.rules.CountRule;
 import dev.cudawatch.processor.rules.JobActivity;
 import dev.cudawatch.processor.rules.JobFailures;
 import dev.cudawatch.processor.rules.JobSignal;
+import dev.cudawatch.processor.rules.JobSignalCodec;
 import dev.cudawatch.processor.rules.MatchRules;
 import dev.cudawatch.processor.rules.RuleEvent;
+import dev.cudawatch.processor.rules.RuleEventCodec;
 import dev.cudawatch.processor.rules.RuleSet;
 import dev.cudawatch.processor.rules.RuleSpec;
 import dev.cudawatch.processor.rules.SilenceRule;
@@ -90,9 +98,10 @@ public final class ProcessorJob {
   public void build(StreamExecutionEnvironment env) {
     Duration ttl = Duration.ofHours(settings.stateTtlHours());
     SingleOutputStreamOperator<LogRecord> records =
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS)
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS, RawRecordCodec.TYPE)
             .uid("source-logs")
             .process(new ParseLogRecords(settings.inputs()))
+            .returns(LogRecordCodec.TYPE)
             .name("parse-records")
             .uid("parse-records");
     records
@@ -107,6 +116,7 @@ public final class ProcessorJob {
             .name("lines")
             .keyBy(LogRecord::streamKey)
             .process(new ClassifyStream(catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl))
+            .returns(IncidentCodec.TYPE)
             .name("classify")
             .uid("classify");
     // OOMs that name their GPU meet that GPU's memory samples, and leave with what came before.
@@ -117,6 +127,7 @@ public final class ProcessorJob {
             .connect(classified.filter(DetectMemoryTrend::enrichable).name("gpu-ooms"))
             .keyBy(DetectMemoryTrend::keyOf, DetectMemoryTrend::keyOf)
             .process(new DetectMemoryTrend(TrendSettings.defaults(), Duration.ofMinutes(10), ttl))
+            .returns(IncidentCodec.TYPE)
             .name("memory-trend")
             .uid("memory-trend");
     DataStream<Incident> fromLines =
@@ -126,11 +137,13 @@ public final class ProcessorJob {
     DataStream<Incident> kernelAttributed =
         records
             .flatMap(new GpuHolderSignals(1000))
+            .returns(GpuHolderCodec.TYPE)
             .name("gpu-holders")
             .uid("gpu-holders")
             .connect(merged.filter(AttributeKernelIncidents::wanted).name("kernel-incidents"))
             .keyBy(AttributeKernelIncidents::keyOf, AttributeKernelIncidents::keyOf)
             .process(new AttributeKernelIncidents())
+            .returns(IncidentCodec.TYPE)
             .name("attribute-kernel-incidents")
             .uid("attribute-kernel-incidents");
     DataStream<Incident> all =
@@ -157,18 +170,24 @@ public final class ProcessorJob {
             .name("correlatable")
             .keyBy(CorrelateXid::keyOf)
             .process(new CorrelateXid(settings.xidWindowSeconds() * 1000))
+            .returns(IncidentCodec.TYPE)
             .name("correlate-xid")
             .uid("correlate-xid");
     DataStream<Incident> published = all.union(verdicts);
     published.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
     DataStream<RuleEvent> ruleEvents =
-        timed.flatMap(new MatchRules(rules)).name("match-rules").uid("match-rules");
+        timed
+            .flatMap(new MatchRules(rules))
+            .returns(RuleEventCodec.TYPE)
+            .name("match-rules")
+            .uid("match-rules");
     DataStream<Alert> countAlerts =
         ruleEvents
             .filter(e -> RuleSpec.COUNT.equals(e.type()))
             .name("count-events")
             .keyBy(RuleEvent::key)
             .process(new CountRule(rules))
+            .returns(AlertCodec.TYPE)
             .name("count-rules")
             .uid("count-rules");
     DataStream<Alert> spikeAlerts =
@@ -177,6 +196,7 @@ public final class ProcessorJob {
             .name("spike-events")
             .keyBy(RuleEvent::key)
             .process(new SpikeRule(rules))
+            .returns(AlertCodec.TYPE)
             .name("spike-rules")
             .uid("spike-rules");
     // Silence needs every job's output, thinned to one signal per job per second before the
@@ -184,11 +204,17 @@ public final class ProcessorJob {
     DataStream<Alert> silenceAlerts =
         records
             .flatMap(new JobActivity(rules, 1000))
+            .returns(JobSignalCodec.TYPE)
             .name("job-activity")
             .uid("job-activity")
-            .union(all.flatMap(new JobFailures(rules)).name("job-failures").uid("job-failures"))
+            .union(
+                all.flatMap(new JobFailures(rules))
+                    .returns(JobSignalCodec.TYPE)
+                    .name("job-failures")
+                    .uid("job-failures"))
             .keyBy(JobSignal::key)
             .process(new SilenceRule(rules, ttl))
+            .returns(AlertCodec.TYPE)
             .name("silence-rules")
             .uid("silence-rules");
     // Every incident of a job, across hosts and ranks, becomes one job failure with one root cause.
@@ -198,6 +224,7 @@ public final class ProcessorJob {
             .name("job-incidents")
             .keyBy(Incident::job)
             .process(new GroupJobFailures(JOB_FAILURE_GAP))
+            .returns(JobFailureCodec.TYPE)
             .name("job-failures-grouped")
             .uid("job-failures-grouped");
     if (jobFailures != null) {
@@ -208,6 +235,7 @@ public final class ProcessorJob {
             spikeAlerts, silenceAlerts, failedJobs.getSideOutput(GroupJobFailures.ALERTS));
     published
         .flatMap(new IncidentAlerts())
+        .returns(AlertCodec.TYPE)
         .name("incident-alerts")
         .uid("incident-alerts")
         .union(ruleAlerts)

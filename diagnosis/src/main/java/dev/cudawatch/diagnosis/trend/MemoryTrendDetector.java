@@ -33,14 +33,7 @@ public final class MemoryTrendDetector implements Serializable {
     if (!window.isEmpty() && s.epochMillis() <= window.peekLast().epochMillis()) {
       return Optional.empty(); // late or duplicate sample: the window stays ordered
     }
-    window.addLast(s);
-    while (window.size() > settings.windowSamples()) {
-      window.removeFirst();
-    }
-    history.addLast(s);
-    while (history.size() > HISTORY_SAMPLES) {
-      history.removeFirst();
-    }
+    keep(s);
     if (window.size() < settings.minSamples()) {
       return Optional.empty();
     }
@@ -77,6 +70,30 @@ public final class MemoryTrendDetector implements Serializable {
       return Optional.empty();
     }
     return Optional.of(new MemoryTrend(slope, toFull, s));
+  }
+
+  /**
+   * A detector that has seen {@code samples} (oldest first, as {@link #samples()} gave them): how a
+   * stream job keeps it in state as plain samples, under its current settings.
+   */
+  public static MemoryTrendDetector resume(
+      TrendSettings settings, java.util.List<MemorySample> samples) {
+    MemoryTrendDetector d = new MemoryTrendDetector(settings);
+    for (MemorySample s : samples) {
+      d.keep(s);
+    }
+    return d;
+  }
+
+  private void keep(MemorySample s) {
+    window.addLast(s);
+    while (window.size() > settings.windowSamples()) {
+      window.removeFirst();
+    }
+    history.addLast(s);
+    while (history.size() > HISTORY_SAMPLES) {
+      history.removeFirst();
+    }
   }
 
   public int size() {

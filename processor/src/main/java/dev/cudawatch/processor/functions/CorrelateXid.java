@@ -1,13 +1,13 @@
 package dev.cudawatch.processor.functions;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.processor.records.IncidentCodec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
@@ -59,8 +59,7 @@ public final class CorrelateXid extends KeyedProcessFunction<String, Incident, I
     pending =
         getRuntimeContext()
             .getMapState(
-                new MapStateDescriptor<>(
-                    "pending", Types.LONG, Types.LIST(TypeInformation.of(Incident.class))));
+                new MapStateDescriptor<>("pending", Types.LONG, Types.LIST(IncidentCodec.TYPE)));
   }
 
   @Override

@@ -11,15 +11,18 @@ import dev.cudawatch.diagnosis.trend.MemoryTrendDetector;
 import dev.cudawatch.diagnosis.trend.OomHistory;
 import dev.cudawatch.diagnosis.trend.TrendIncidents;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
+import dev.cudawatch.processor.records.MemorySampleCodec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -39,7 +42,9 @@ public final class DetectMemoryTrend
   private final Duration stateTtl;
   private transient Advisor advisor;
   private transient NvidiaSmiCsv csv;
-  private transient ValueState<MemoryTrendDetector> detector;
+  // the GPU's recent samples, oldest first: the detector is rebuilt from them under current
+  // settings
+  private transient ValueState<List<MemorySample>> samples;
   private transient ValueState<Long> lastWarned;
   private transient ValueState<String> job;
 
@@ -75,10 +80,10 @@ public final class DetectMemoryTrend
     advisor = new Advisor(Catalog.builtIn().taxonomy());
     csv = NvidiaSmiCsv.agentFormat();
     StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).build();
-    ValueStateDescriptor<MemoryTrendDetector> d =
-        new ValueStateDescriptor<>("detector", MemoryTrendDetector.class);
+    ValueStateDescriptor<List<MemorySample>> d =
+        new ValueStateDescriptor<>("samples", Types.LIST(MemorySampleCodec.TYPE));
     d.enableTimeToLive(ttl);
-    detector = getRuntimeContext().getState(d);
+    samples = getRuntimeContext().getState(d);
     ValueStateDescriptor<Long> w = new ValueStateDescriptor<>("last-warned", Long.class);
     w.enableTimeToLive(ttl);
     lastWarned = getRuntimeContext().getState(w);
@@ -96,7 +101,7 @@ public final class DetectMemoryTrend
     if (sample.isEmpty()) {
       return;
     }
-    MemoryTrendDetector d = detector.value();
+    MemoryTrendDetector d = detector();
     String sampleJob = r.job() == null ? null : r.job() + "/" + r.rank();
     if (sampleJob != null && !sampleJob.equals(job.value())) {
       job.update(sampleJob);
@@ -107,7 +112,7 @@ public final class DetectMemoryTrend
       d = new MemoryTrendDetector(settings);
     }
     var trend = d.add(sample.get());
-    detector.update(d);
+    samples.update(d.samples());
     if (trend.isPresent()) {
       Long last = lastWarned.value();
       long t = sample.get().epochMillis();
@@ -127,7 +132,7 @@ public final class DetectMemoryTrend
 
   @Override
   public void processElement2(Incident oom, Context ctx, Collector<Incident> out) throws Exception {
-    MemoryTrendDetector d = detector.value();
+    MemoryTrendDetector d = detector();
     Optional<OomHistory.Finding> f =
         d == null
             ? Optional.empty()
@@ -143,5 +148,10 @@ public final class DetectMemoryTrend
     Map<String, Object> more = new LinkedHashMap<>(f.get().fields());
     more.put("memory_before", f.get().memoryBefore());
     out.collect(oom.withContext(more, f.get().nextStep()));
+  }
+
+  private MemoryTrendDetector detector() throws Exception {
+    List<MemorySample> kept = samples.value();
+    return kept == null ? null : MemoryTrendDetector.resume(settings, kept);
   }
 }

@@ -6,6 +6,7 @@ import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.processor.InputSettings;
 import dev.cudawatch.processor.formats.CudawatchFormat;
 import dev.cudawatch.processor.formats.RecordFormat;
+import dev.cudawatch.processor.records.DeadLetterCodec;
 import dev.cudawatch.processor.records.RawRecord;
 import java.time.Instant;
 import java.util.HashMap;
@@ -25,7 +26,8 @@ import org.apache.flink.util.OutputTag;
 public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord> {
   private static final long serialVersionUID = 1L;
 
-  public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
+  public static final OutputTag<DeadLetter> DEAD_LETTERS =
+      new OutputTag<>("dead-letters", DeadLetterCodec.TYPE);
 
   private final HashMap<String, RecordFormat> formats = new HashMap<>();
   private final RecordFormat fallback = new CudawatchFormat();

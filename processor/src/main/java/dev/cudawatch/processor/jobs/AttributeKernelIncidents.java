@@ -8,7 +8,6 @@ import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
@@ -51,7 +50,7 @@ public final class AttributeKernelIncidents
   @Override
   public void open(OpenContext ctx) {
     MapStateDescriptor<String, GpuHolder> d =
-        new MapStateDescriptor<>("holders", Types.STRING, TypeInformation.of(GpuHolder.class));
+        new MapStateDescriptor<>("holders", Types.STRING, GpuHolderCodec.TYPE);
     d.enableTimeToLive(StateTtlConfig.newBuilder(java.time.Duration.ofHours(24)).build());
     holders = getRuntimeContext().getMapState(d);
   }

@@ -4,6 +4,7 @@ import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.processor.records.AlertCodec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,7 +19,6 @@ import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -43,7 +43,8 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
   private static final long serialVersionUID = 1L;
 
   /** The alerts, beside the records. */
-  public static final OutputTag<Alert> ALERTS = new OutputTag<>("job-failure-alerts") {};
+  public static final OutputTag<Alert> ALERTS =
+      new OutputTag<>("job-failure-alerts", AlertCodec.TYPE);
 
   /** Incidents remembered per job; beyond it they are counted, not listed. */
   static final int MAX_MEMBERS = 4096;
@@ -77,9 +78,7 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
   public void open(OpenContext ctx) {
     members =
         getRuntimeContext()
-            .getMapState(
-                new MapStateDescriptor<>(
-                    "members", Types.STRING, TypeInformation.of(JobMember.class)));
+            .getMapState(new MapStateDescriptor<>("members", Types.STRING, JobMemberCodec.TYPE));
     overflow = getRuntimeContext().getState(new ValueStateDescriptor<>("overflow", Types.LONG));
     lastEvent = getRuntimeContext().getState(new ValueStateDescriptor<>("last-event", Types.LONG));
     eventTimer =

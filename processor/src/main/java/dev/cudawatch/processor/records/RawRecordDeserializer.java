@@ -16,6 +16,6 @@ public final class RawRecordDeserializer implements KafkaRecordDeserializationSc
 
   @Override
   public TypeInformation<RawRecord> getProducedType() {
-    return TypeInformation.of(RawRecord.class);
+    return RawRecordCodec.TYPE;
   }
 }

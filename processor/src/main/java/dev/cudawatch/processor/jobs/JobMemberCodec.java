@@ -1,0 +1,55 @@
+package dev.cudawatch.processor.jobs;
+
+import static dev.cudawatch.processor.records.CodecIo.readInteger;
+import static dev.cudawatch.processor.records.CodecIo.readString;
+import static dev.cudawatch.processor.records.CodecIo.writeInteger;
+import static dev.cudawatch.processor.records.CodecIo.writeString;
+
+import dev.cudawatch.processor.records.Codec;
+import dev.cudawatch.processor.records.CodecTypeInfo;
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+
+/** What a job failure remembers of one incident, in its state. */
+public final class JobMemberCodec implements Codec<JobMember> {
+  private static final long serialVersionUID = 1L;
+  public static final CodecTypeInfo<JobMember> TYPE =
+      new CodecTypeInfo<>(JobMember.class, new JobMemberCodec());
+
+  @Override
+  public int version() {
+    return 1;
+  }
+
+  @Override
+  public boolean immutable() {
+    return false;
+  }
+
+  @Override
+  public void write(JobMember m, DataOutput out) throws IOException {
+    writeString(m.id, out);
+    writeString(m.incidentClass, out);
+    writeString(m.host, out);
+    writeInteger(m.rank, out);
+    writeString(m.gpu, out);
+    writeString(m.summary, out);
+    out.writeLong(m.eventTime);
+    out.writeBoolean(m.rootClass);
+  }
+
+  @Override
+  public JobMember read(int version, DataInput in) throws IOException {
+    JobMember m = new JobMember();
+    m.id = readString(in);
+    m.incidentClass = readString(in);
+    m.host = readString(in);
+    m.rank = readInteger(in);
+    m.gpu = readString(in);
+    m.summary = readString(in);
+    m.eventTime = in.readLong();
+    m.rootClass = in.readBoolean();
+    return m;
+  }
+}
