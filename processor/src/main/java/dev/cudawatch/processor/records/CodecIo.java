@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** The parts codecs are written from: nullable strings, numbers, times, lists and maps. */
 public final class CodecIo {
@@ -133,11 +134,14 @@ public final class CodecIo {
     return list;
   }
 
-  /** A string map in its order; -1 for null. */
+  /**
+   * A string map (labels, attribution) in key order, so equal maps write equal bytes whatever their
+   * iteration order ({@code Map.copyOf}'s varies from run to run); -1 for null.
+   */
   public static void writeStringMap(Map<String, String> map, DataOutput out) throws IOException {
     out.writeInt(map == null ? -1 : map.size());
     if (map != null) {
-      for (Map.Entry<String, String> e : map.entrySet()) {
+      for (Map.Entry<String, String> e : new TreeMap<>(map).entrySet()) {
         writeString(e.getKey(), out);
         writeString(e.getValue(), out);
       }
