@@ -17,6 +17,10 @@ import java.util.List;
  * @param lemonGpu counted by the lemon-GPU score and rule: a failure that may be the GPU's
  * @param xidCorrelation its part in the Xid correlation
  * @param detector the detector that produces it when no signature does ({@code memory_trend})
+ * @param jobRole whether it can be a failed job's root cause or is what ranks report when another
+ *     rank failed (default root)
+ * @param kernelLog its incidents come from a node's kernel log, which names a GPU or a process, not
+ *     a job: the job that held the GPU then owns them
  * @param fields the field names it may carry
  */
 public record IncidentClass(
@@ -30,11 +34,14 @@ public record IncidentClass(
     boolean lemonGpu,
     XidRole xidCorrelation,
     String detector,
+    JobRole jobRole,
+    boolean kernelLog,
     List<String> fields) {
 
   public IncidentClass {
     nextSteps = nextSteps == null ? List.of() : List.copyOf(nextSteps);
     fields = fields == null ? List.of() : List.copyOf(fields);
     xidCorrelation = xidCorrelation == null ? XidRole.NONE : xidCorrelation;
+    jobRole = jobRole == null ? JobRole.ROOT : jobRole;
   }
 }

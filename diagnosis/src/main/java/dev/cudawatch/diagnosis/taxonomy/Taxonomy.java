@@ -134,6 +134,14 @@ public final class Taxonomy {
         xidClasses++;
       }
       require(
+          c.xidCorrelation() != XidRole.XID || c.kernelLog(),
+          where,
+          "the Xid events come from the kernel log (kernel_log: true)");
+      require(
+          c.jobRole() != JobRole.CONSEQUENCE || c.detector() == null,
+          where,
+          "a detector's warning is no rank's report of another's failure (job_role: consequence)");
+      require(
           c.advice() != AdviceLogic.XID || c.xidCorrelation() == XidRole.XID,
           where,
           "advice: xid belongs to the class of Xid events (xid_correlation: xid)");
@@ -229,6 +237,22 @@ public final class Taxonomy {
   public Set<String> classesWith(XidRole role) {
     Set<String> out = new LinkedHashSet<>();
     classes.values().stream().filter(c -> c.xidCorrelation() == role).forEach(c -> out.add(c.id()));
+    return Set.copyOf(out);
+  }
+
+  /** Classes that are a consequence of another rank's failure in a job (job_role: consequence). */
+  public Set<String> consequenceClasses() {
+    Set<String> out = new LinkedHashSet<>();
+    classes.values().stream()
+        .filter(c -> c.jobRole() == JobRole.CONSEQUENCE)
+        .forEach(c -> out.add(c.id()));
+    return Set.copyOf(out);
+  }
+
+  /** Classes whose incidents come from a node's kernel log (kernel_log: true). */
+  public Set<String> kernelLogClasses() {
+    Set<String> out = new LinkedHashSet<>();
+    classes.values().stream().filter(IncidentClass::kernelLog).forEach(c -> out.add(c.id()));
     return Set.copyOf(out);
   }
 

@@ -22,10 +22,15 @@ public final class TaxonomyDoc {
                 + " incident's fields (`{field}`; a `[bracketed part]` disappears when a field in it"
                 + " is missing), or logic over the fields in Java. `lemon GPU`: counted by the"
                 + " lemon-GPU score and rule. `Xid correlation`: takes a verdict from the kernel"
-                + " log's Xids on the same GPU, or is the Xid event itself. `bin/cudawatch classes`"
-                + " prints the list.\n\n");
-    md.append("| class | title | severity | suspect | lemon GPU | Xid correlation | advice |\n")
-        .append("|---|---|---|---|---|---|---|\n");
+                + " log's Xids on the same GPU, or is the Xid event itself. `job role`: a"
+                + " `consequence` is what a rank reports when another rank failed, a failed job's"
+                + " root cause only when nothing else is. `kernel log`: comes from a node's kernel"
+                + " log, which names a GPU or a process, not a job; the job that held the GPU then"
+                + " owns it. `bin/cudawatch classes` prints the list.\n\n");
+    md.append(
+            "| class | title | severity | suspect | lemon GPU | Xid correlation | job role | kernel"
+                + " log | advice |\n")
+        .append("|---|---|---|---|---|---|---|---|---|\n");
     for (IncidentClass c : t.classes()) {
       md.append("| [`")
           .append(c.id())
@@ -41,6 +46,10 @@ public final class TaxonomyDoc {
           .append(c.lemonGpu() ? "yes" : "")
           .append(" | ")
           .append(role(c.xidCorrelation()))
+          .append(" | ")
+          .append(c.jobRole() == JobRole.CONSEQUENCE ? "consequence" : "")
+          .append(" | ")
+          .append(c.kernelLog() ? "yes" : "")
           .append(" | ")
           .append(c.advice() != null ? logic(c.advice()) : "templates")
           .append(" |\n");

@@ -19,6 +19,7 @@ class TaxonomyTest {
           suspect: hardware
           advice: xid
           xid_correlation: xid
+          kernel_log: true
       """;
   private static final String TAIL =
       """
@@ -52,7 +53,7 @@ class TaxonomyTest {
                 + GOOD_CLASS
                 + "  - id: x\n    title: X\n    severity: error\n    suspect: application\n    colour: red\n"
                 + TAIL);
-    assertTrue(m.startsWith("t.yaml:9: unknown key 'colour'"), m);
+    assertTrue(m.startsWith("t.yaml:10: unknown key 'colour'"), m);
   }
 
   @Test
@@ -63,7 +64,7 @@ class TaxonomyTest {
                 + GOOD_CLASS
                 + "  - id: quiet\n    title: Quiet\n    severity: error\n    suspect: application\n"
                 + TAIL);
-    assertTrue(m.startsWith("t.yaml:9: class 'quiet': has no advice"), m);
+    assertTrue(m.startsWith("t.yaml:10: class 'quiet': has no advice"), m);
   }
 
   @Test
@@ -102,7 +103,8 @@ class TaxonomyTest {
     String m =
         assertThrows(CatalogException.class, () -> t.requireProduced(Set.of("gpu_xid")))
             .getMessage();
-    assertTrue(m.startsWith("t.yaml:9: class 'orphan': no signature or CUDA error produces it"), m);
+    assertTrue(
+        m.startsWith("t.yaml:10: class 'orphan': no signature or CUDA error produces it"), m);
   }
 
   @Test
@@ -120,5 +122,31 @@ class TaxonomyTest {
     for (int x : new int[] {119, 120}) {
       assertEquals(XidVerdict.DRIVER, t.xid(x).orElseThrow().verdict(), "Xid " + x);
     }
+    assertEquals(Set.of("nccl_timeout", "nccl_error"), t.consequenceClasses());
+    assertEquals(Set.of("gpu_xid", "gpu_lost", "ecc_error"), t.kernelLogClasses());
+  }
+
+  @Test
+  void jobRoleAndKernelLogAreCheckedAtTheirLine() {
+    Taxonomy t =
+        load(
+            "version: 1\nclasses:\n"
+                + GOOD_CLASS
+                + "  - id: timeout\n    title: T\n    severity: error\n    suspect: infrastructure\n"
+                + "    job_role: consequence\n    explanation: e\n    next_steps: [s]\n"
+                + TAIL);
+    assertEquals(Set.of("timeout"), t.consequenceClasses());
+    assertEquals(Set.of("gpu_xid"), t.kernelLogClasses());
+    assertTrue(
+        failure(
+                "version: 1\nclasses:\n"
+                    + GOOD_CLASS.replace("job_role", "x")
+                    + "    job_role: sometimes\n"
+                    + TAIL)
+            .startsWith("t.yaml:"));
+    String m =
+        failure("version: 1\nclasses:\n" + GOOD_CLASS.replace("kernel_log: true", "") + TAIL);
+    assertTrue(
+        m.startsWith("t.yaml:3: class 'gpu_xid': the Xid events come from the kernel log"), m);
   }
 }

@@ -1,6 +1,7 @@
 package dev.cudawatch.processor.jobs;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -22,7 +23,8 @@ public final class AttributeKernelIncidents
     extends KeyedCoProcessFunction<String, GpuHolder, Incident, Incident> {
   private static final long serialVersionUID = 1L;
 
-  static final Set<String> KERNEL_CLASSES = Set.of("gpu_xid", "gpu_lost", "ecc_error");
+  /** Classes from a node's kernel log (taxonomy.yaml's {@code kernel_log: true}). */
+  private static final Set<String> KERNEL_CLASSES = Taxonomy.builtIn().kernelLogClasses();
 
   /** A holder not seen for this long no longer holds its GPU (and is forgotten). */
   static final long RECENT_MS = 600_000;
@@ -51,7 +53,9 @@ public final class AttributeKernelIncidents
   public void open(OpenContext ctx) {
     MapStateDescriptor<String, GpuHolder> d =
         new MapStateDescriptor<>("holders", Types.STRING, GpuHolderCodec.TYPE);
-    d.enableTimeToLive(StateTtlConfig.newBuilder(java.time.Duration.ofHours(24)).build());
+    // a host gone quiet for a day leaves state, savepoints and full checkpoints
+    d.enableTimeToLive(
+        StateTtlConfig.newBuilder(java.time.Duration.ofHours(24)).cleanupFullSnapshot().build());
     holders = getRuntimeContext().getMapState(d);
   }
 

@@ -1,6 +1,8 @@
 package dev.cudawatch.processor.jobs;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
+import dev.cudawatch.processor.functions.XidVerdicts;
 import java.util.Set;
 
 /**
@@ -9,10 +11,10 @@ import java.util.Set;
  */
 public class JobMember {
   /**
-   * Classes that are what a rank reports when another rank failed: a collective that times out or a
-   * communicator aborted because a peer died. They are the root cause only when nothing else is.
+   * Classes that are what a rank reports when another rank failed (taxonomy.yaml's {@code job_role:
+   * consequence}): the root cause only when nothing else is.
    */
-  static final Set<String> CONSEQUENCE_CLASSES = Set.of("nccl_timeout", "nccl_error");
+  private static final Set<String> CONSEQUENCE_CLASSES = Taxonomy.builtIn().consequenceClasses();
 
   public String id;
   public String incidentClass;
@@ -40,7 +42,7 @@ public class JobMember {
 
   /** Current drivers mark an Xid that follows from an earlier one: it is a consequence. */
   static boolean derivedXid(Incident i) {
-    if (!"gpu_xid".equals(i.incidentClass())) {
+    if (!XidVerdicts.xidClass().equals(i.incidentClass())) {
       return false;
     }
     for (String line : i.excerpt()) {
