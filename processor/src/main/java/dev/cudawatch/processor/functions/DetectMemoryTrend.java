@@ -79,7 +79,8 @@ public final class DetectMemoryTrend
   public void open(OpenContext ctx) {
     advisor = new Advisor(Catalog.builtIn().taxonomy());
     csv = NvidiaSmiCsv.agentFormat();
-    StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).build();
+    // expired GPUs also leave savepoints and full checkpoints, not only when next read
+    StateTtlConfig ttl = StateTtlConfig.newBuilder(stateTtl).cleanupFullSnapshot().build();
     ValueStateDescriptor<List<MemorySample>> d =
         new ValueStateDescriptor<>("samples", Types.LIST(MemorySampleCodec.TYPE));
     d.enableTimeToLive(ttl);

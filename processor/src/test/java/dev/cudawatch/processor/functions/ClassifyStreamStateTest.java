@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.processor.records.IncidentCodec;
+import dev.cudawatch.processor.records.KryoFree;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -39,8 +41,7 @@ class ClassifyStreamStateTest {
                 new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24))),
             LogRecord::streamKey,
             Types.STRING);
-    ((SerializerConfigImpl) h.getExecutionConfig().getSerializerConfig()).setGenericTypes(false);
-    return h;
+    return KryoFree.harness(h, IncidentCodec.TYPE.serializer());
   }
 
   @Test
@@ -58,9 +59,6 @@ class ClassifyStreamStateTest {
     try (var h = harness()) {
       h.initializeState(snapshot);
       h.open();
-      // the state is restored; the harness's copy of each emitted Incident (its output, not state)
-      // is a generic type, so allow it from here on
-      ((SerializerConfigImpl) h.getExecutionConfig().getSerializerConfig()).setGenericTypes(true);
       h.setProcessingTime(5000);
       List<Incident> out = h.extractOutputValues();
       assertEquals(1, out.size(), "the restored open incident is emitted when the stream is quiet");

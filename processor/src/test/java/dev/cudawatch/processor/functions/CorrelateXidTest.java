@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.diagnosis.taxonomy.XidInfo;
+import dev.cudawatch.processor.records.IncidentCodec;
+import dev.cudawatch.processor.records.KryoFree;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
-import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.junit.jupiter.api.Test;
 
 class CorrelateXidTest {
@@ -22,8 +24,12 @@ class CorrelateXidTest {
   private static KeyedOneInputStreamOperatorTestHarness<String, Incident, Incident> harness()
       throws Exception {
     var h =
-        ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-            new CorrelateXid(10_000), CorrelateXid::keyOf, Types.STRING);
+        KryoFree.harness(
+            new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new CorrelateXid(10_000)),
+                CorrelateXid::keyOf,
+                Types.STRING),
+            IncidentCodec.TYPE.serializer());
     h.open();
     return h;
   }

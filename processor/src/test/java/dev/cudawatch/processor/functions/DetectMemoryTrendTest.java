@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
+import dev.cudawatch.processor.records.IncidentCodec;
+import dev.cudawatch.processor.records.KryoFree;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.junit.jupiter.api.Test;
@@ -109,6 +113,52 @@ class DetectMemoryTrendTest {
       assertNull(
           h.extractOutputValues().get(1).fields().get("memory_before"),
           "job-b's single sample says nothing about job-a's leak");
+    }
+  }
+
+  private static KeyedTwoInputStreamOperatorTestHarness<String, LogRecord, Incident, Incident>
+      kryoFree() throws Exception {
+    return KryoFree.harness(
+        new KeyedTwoInputStreamOperatorTestHarness<>(
+            new KeyedCoProcessOperator<>(
+                new DetectMemoryTrend(
+                    TrendSettings.defaults(), Duration.ofMinutes(10), Duration.ofHours(1))),
+            DetectMemoryTrend::keyOf,
+            DetectMemoryTrend::keyOf,
+            Types.STRING),
+        IncidentCodec.TYPE.serializer());
+  }
+
+  @Test
+  void theSamplesSurviveARestoreWithoutKryoAndLeaveWithTheirTtl() throws Exception {
+    OperatorSubtaskState kept;
+    try (var h = kryoFree()) {
+      h.open();
+      h.setStateTtlProcessingTime(0);
+      for (int i = 0; i < 40; i++) {
+        h.processElement1(Records.memory(i, "job-a", row(i * 1000L, 20_000 + 50L * i)), i);
+      }
+      kept = h.snapshot(1, 1);
+    }
+    OperatorSubtaskState later;
+    try (var h = kryoFree()) {
+      h.initializeState(kept);
+      h.open();
+      h.setStateTtlProcessingTime(1000);
+      h.processElement2(oom(40_000, Map.of("gpu", 0L, "tried_to_allocate_bytes", 2 * MIB)), 40);
+      assertEquals(
+          "steady_leak",
+          h.extractOutputValues().get(0).fields().get("memory_before"),
+          "the restored samples still tell the leak");
+      assertTrue(h.numKeyedStateEntries() > 0);
+      h.setStateTtlProcessingTime(Duration.ofHours(1).toMillis() + 1001);
+      later = h.snapshot(2, 2);
+    }
+    try (var h = kryoFree()) {
+      h.initializeState(later);
+      h.open();
+      assertEquals(0, h.numKeyedStateEntries(), "a GPU quiet for its TTL leaves no state");
+      assertEquals(0, h.numEventTimeTimers() + h.numProcessingTimeTimers(), "and no timers");
     }
   }
 }

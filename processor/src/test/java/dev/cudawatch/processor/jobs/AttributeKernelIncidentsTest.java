@@ -15,11 +15,16 @@ import dev.cudawatch.diagnosis.engine.LineMeta;
 import dev.cudawatch.diagnosis.engine.StreamClassifier;
 import dev.cudawatch.diagnosis.engine.StreamContext;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
+import dev.cudawatch.processor.records.IncidentCodec;
+import dev.cudawatch.processor.records.KryoFree;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.util.Collector;
@@ -119,6 +124,53 @@ class AttributeKernelIncidentsTest {
       // long after everyone left, an Xid is nobody's
       h.processElement2(xid(T0.plusSeconds(3600)), 0);
       assertNull(h.extractOutputValues().get(2).job());
+    }
+  }
+
+  private static KeyedTwoInputStreamOperatorTestHarness<String, GpuHolder, Incident, Incident>
+      kryoFree() throws Exception {
+    return KryoFree.harness(
+        new KeyedTwoInputStreamOperatorTestHarness<>(
+            new KeyedCoProcessOperator<>(new AttributeKernelIncidents()),
+            AttributeKernelIncidents::keyOf,
+            AttributeKernelIncidents::keyOf,
+            Types.STRING),
+        IncidentCodec.TYPE.serializer());
+  }
+
+  @Test
+  void theHoldersSurviveARestoreWithoutKryoAndLeaveWithTheirTtl() throws Exception {
+    OperatorSubtaskState kept;
+    try (var h = kryoFree()) {
+      h.open();
+      h.setStateTtlProcessingTime(0);
+      for (GpuHolder g : holders(line("ima-1", T0.plusSeconds(56), RecordKind.LOG, "900"))) {
+        h.processElement1(g, 0);
+      }
+      kept = h.snapshot(1, 1);
+    }
+    OperatorSubtaskState later;
+    try (var h = kryoFree()) {
+      h.initializeState(kept);
+      h.open();
+      h.processElement2(xid(T0.plusSeconds(57)), 0);
+      assertEquals("ima-1", h.extractOutputValues().get(0).job(), "the restored holder");
+      h.setStateTtlProcessingTime(java.time.Duration.ofHours(24).toMillis() + 1);
+      later = h.snapshot(2, 2);
+    }
+    try (var h = kryoFree()) {
+      h.initializeState(later);
+      h.open();
+      assertEquals(0, h.numKeyedStateEntries(), "a host quiet for a day leaves no state");
+      assertEquals(0, h.numEventTimeTimers() + h.numProcessingTimeTimers(), "and no timers");
+    }
+  }
+
+  @Test
+  void whichClassesComeFromTheKernelLogIsTheTaxonomys() {
+    for (IncidentClass c : Taxonomy.builtIn().classes()) {
+      Incident i = Incident.builder("i-" + c.id(), c.id()).host("h").eventTime(T0).build();
+      assertEquals(c.kernelLog(), AttributeKernelIncidents.wanted(i), c.id());
     }
   }
 }

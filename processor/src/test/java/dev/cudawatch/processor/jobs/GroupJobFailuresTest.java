@@ -2,7 +2,6 @@ package dev.cudawatch.processor.jobs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Alert;
@@ -16,7 +15,12 @@ import dev.cudawatch.diagnosis.engine.LineMeta;
 import dev.cudawatch.diagnosis.engine.StreamClassifier;
 import dev.cudawatch.diagnosis.engine.StreamContext;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.JobRole;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.processor.functions.IncidentAlerts;
+import dev.cudawatch.processor.records.JobFailureCodec;
+import dev.cudawatch.processor.records.KryoFree;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,10 +29,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.api.common.serialization.SerializerConfigImpl;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.java.typeutils.runtime.PojoSerializer;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -86,8 +87,10 @@ class GroupJobFailuresTest {
   private static KeyedOneInputStreamOperatorTestHarness<String, Incident, JobFailure> harness()
       throws Exception {
     KeyedOneInputStreamOperatorTestHarness<String, Incident, JobFailure> h =
-        new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(new GroupJobFailures(GAP)), Incident::job, Types.STRING);
+        KryoFree.harness(
+            new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new GroupJobFailures(GAP)), Incident::job, Types.STRING),
+            JobFailureCodec.TYPE.serializer());
     h.open();
     return h;
   }
@@ -185,9 +188,10 @@ class GroupJobFailuresTest {
   }
 
   @Test
-  void stateHasExplicitSerializersNotKryo() {
-    assertInstanceOf(
-        PojoSerializer.class,
-        TypeInformation.of(JobMember.class).createSerializer(new SerializerConfigImpl()));
+  void whichClassesAreConsequencesIsTheTaxonomys() {
+    for (IncidentClass c : Taxonomy.builtIn().classes()) {
+      Incident i = Incident.builder("i-" + c.id(), c.id()).host("h").eventTime(T0).build();
+      assertEquals(c.jobRole() == JobRole.ROOT, JobMember.of(i).rootClass, c.id());
+    }
   }
 }
