@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.trend;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.gpu.MemorySample;
@@ -66,5 +67,30 @@ class MemoryTrendDetectorTest {
       d.add(new MemorySample(i * 1000L, 0, null, GIB, 80 * GIB));
     }
     assertTrue(d.size() <= TrendSettings.defaults().windowSamples());
+  }
+
+  @Test
+  void aDetectorResumedFromItsSamplesDecidesAsTheOneThatSawThem() throws Exception {
+    List<String> rows =
+        Files.readAllLines(
+            Path.of(
+                System.getProperty("golden.dir", "src/test/resources/golden"),
+                "nvidia_smi_during_leak.csv"));
+    NvidiaSmiCsv parser =
+        NvidiaSmiCsv.fromHeader(rows.get(0), java.time.ZoneOffset.UTC).orElseThrow();
+    MemoryTrendDetector live = new MemoryTrendDetector(TrendSettings.defaults());
+    MemoryTrendDetector resumed = new MemoryTrendDetector(TrendSettings.defaults());
+    int flagged = 0;
+    for (String row : rows.subList(1, rows.size())) {
+      MemorySample s = parser.parse(row).orElseThrow();
+      // as a stream job keeps it: only the samples are state, the detector is rebuilt each time
+      resumed = MemoryTrendDetector.resume(TrendSettings.defaults(), resumed.samples());
+      Optional<MemoryTrend> a = live.add(s);
+      Optional<MemoryTrend> b = resumed.add(s);
+      assertEquals(a, b, "sample at " + s.epochMillis());
+      flagged += a.isPresent() ? 1 : 0;
+    }
+    assertTrue(flagged > 0, "the leak was flagged");
+    assertEquals(live.samples(), resumed.samples());
   }
 }
