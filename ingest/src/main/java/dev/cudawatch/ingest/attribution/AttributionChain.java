@@ -12,7 +12,8 @@ import java.util.Map;
  * text still wins over all of them, downstream.
  */
 public final class AttributionChain implements FileSource {
-  private static final List<String> FIELDS = List.of("job", "rank", "local_rank", "gpu", "gpu_uuid");
+  private static final List<String> FIELDS =
+      List.of("job", "rank", "local_rank", "gpu", "gpu_uuid");
   private final List<FileSource> sources;
 
   public AttributionChain(List<FileSource> sources) {

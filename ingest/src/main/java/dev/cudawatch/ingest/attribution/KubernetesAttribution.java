@@ -9,10 +9,10 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * GPUs of a followed container log from the kubelet: the pod and container come from the log's
- * path ({@link PodLogPath}), their GPUs from the PodResources API ({@link PodResourcesClient}),
- * mapped to indexes through nvidia-smi's inventory. It names no job: a pod is one rank of a job, and
- * the job's id comes from the process's environment (the /proc source) or the line.
+ * GPUs of a followed container log from the kubelet: the pod and container come from the log's path
+ * ({@link PodLogPath}), their GPUs from the PodResources API ({@link PodResourcesClient}), mapped
+ * to indexes through nvidia-smi's inventory. It names no job: a pod is one rank of a job, and the
+ * job's id comes from the process's environment (the /proc source) or the line.
  *
  * <p>The kubelet is asked at most every {@code ttlMs}, or every {@code minRefreshMs} for a
  * container it did not list last time (a pod that just started); a failed call keeps the last

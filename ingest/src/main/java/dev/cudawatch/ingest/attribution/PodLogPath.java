@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
  */
 public record PodLogPath(String namespace, String pod, String uid, String container) {
   private static final Pattern PODS =
-      Pattern.compile("(?:^|.*/)pods/([a-z0-9][-a-z0-9.]*)_([a-z0-9][-a-z0-9.]*)_([^/_]+)/([^/]+)/[^/]+");
+      Pattern.compile(
+          "(?:^|.*/)pods/([a-z0-9][-a-z0-9.]*)_([a-z0-9][-a-z0-9.]*)_([^/_]+)/([^/]+)/[^/]+");
   private static final Pattern CONTAINERS =
       Pattern.compile(
           "(?:^|.*/)containers/([a-z0-9][-a-z0-9.]*)_([a-z0-9][-a-z0-9.]*)_([a-z0-9][-a-z0-9]*)-[0-9a-f]{64}\\.log");

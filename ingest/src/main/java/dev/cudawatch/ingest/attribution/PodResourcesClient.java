@@ -28,8 +28,9 @@ import java.util.concurrent.TimeUnit;
  * The kubelet's PodResources API ({@code /var/lib/kubelet/pod-resources/kubelet.sock}), called the
  * way dcgm-exporter does to attribute GPUs to pods: {@code List}, then each container's devices of
  * the NVIDIA resources ({@code nvidia.com/gpu}, and {@code nvidia.com/mig-*} under the mixed MIG
- * strategy). Device ids are GPU or MIG UUIDs; a time-sliced replica's {@code GPU-...::N} is its GPU.
- * Every call has a deadline and the answer is bounded (4 MiB, {@code maxContainers} containers).
+ * strategy). Device ids are GPU or MIG UUIDs; a time-sliced replica's {@code GPU-...::N} is its
+ * GPU. Every call has a deadline and the answer is bounded (4 MiB, {@code maxContainers}
+ * containers).
  */
 public final class PodResourcesClient implements AutoCloseable, KubernetesAttribution.Lister {
   public static final String DEFAULT_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock";

@@ -23,10 +23,10 @@ import java.util.stream.Collectors;
  * GPUs the job holds on this node from its sidecar or, without one, from {@code scontrol show job
  * -d} ({@link ScontrolJob}); indexes map to UUIDs through nvidia-smi's inventory.
  *
- * <p>Bounded: the sidecar directory is re-listed at most every {@code refreshMs} and only its {@code
- * maxJobs} newest files are read (files over 64 KiB are skipped and counted); scontrol answers
- * (found or not) are cached for {@code ttlMs} in an LRU of {@code maxJobs} jobs, and one call
- * takes at most 5 s.
+ * <p>Bounded: the sidecar directory is re-listed at most every {@code refreshMs} and only its
+ * {@code maxJobs} newest files are read (files over 64 KiB are skipped and counted); scontrol
+ * answers (found or not) are cached for {@code ttlMs} in an LRU of {@code maxJobs} jobs, and one
+ * call takes at most 5 s.
  */
 public final class SlurmAttribution implements FileSource {
   static final String TRIED = "slurm (path patterns, prolog sidecar, scontrol show job -d)";

@@ -8,8 +8,9 @@ import java.util.regex.Pattern;
  * {@code %A} and {@code %a} (array job and task: the job is {@code A_a}), {@code %x} (job name),
  * {@code %u} (user), {@code %N} (node), {@code %t}/{@code %s} (task, step), {@code %%}; plus {@code
  * *} (within a path element) and {@code **} (any depth). Without a {@code /} it matches the file
- * name; with one, the end of the path (the whole path when it starts with {@code /}). The regular expression is built from quoted literals and
- * fixed wildcards only, so a configured pattern cannot make matching costly.
+ * name; with one, the end of the path (the whole path when it starts with {@code /}). The regular
+ * expression is built from quoted literals and fixed wildcards only, so a configured pattern cannot
+ * make matching costly.
  */
 public final class SlurmPathPattern {
   private final String text;

@@ -173,13 +173,15 @@ class PodResourcesIT {
       StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
       KubernetesAttribution k = new KubernetesAttribution(c, NODE, clock, 30_000, 2_000);
       FileAttribution.Of a =
-          k.of("/var/log/pods/training_llm-worker-3_3f6b2a1c-8d4e-4b7a-9c2d-1e0f5a6b7c8d/trainer/0.log");
+          k.of(
+              "/var/log/pods/training_llm-worker-3_3f6b2a1c-8d4e-4b7a-9c2d-1e0f5a6b7c8d/trainer/0.log");
       assertEquals(0, a.gpu());
       assertEquals(H100, a.gpuUuid());
       assertNull(a.job(), "a pod is one rank: the job comes from elsewhere");
       assertEquals("training/llm-worker-3", a.attribution().get("k8s_pod"));
       assertEquals(
-          "kubernetes pod-resources (training/llm-worker-3) + nvidia-smi", a.attribution().get("gpu"));
+          "kubernetes pod-resources (training/llm-worker-3) + nvidia-smi",
+          a.attribution().get("gpu"));
       FileAttribution.Of mig =
           k.of(
               "/var/log/containers/svc-0_inference_server-"
@@ -190,7 +192,8 @@ class PodResourcesIT {
           k.of("/var/log/pods/training_ddp-0_0a1b2c3d-0000-4000-8000-000000000000/trainer/1.log");
       assertNull(two.gpu());
       assertEquals("0,1", two.attribution().get("visible_gpus"));
-      assertEquals(2, calls.get(), "one List (after the direct one) serves every file until the TTL");
+      assertEquals(
+          2, calls.get(), "one List (after the direct one) serves every file until the TTL");
       k.of("/var/log/pods/training_new-0_0a1b2c3d-0000-4000-8000-000000000001/trainer/0.log");
       assertEquals(2, calls.get(), "an unknown container asks again only after min refresh");
       clock.advance(Duration.ofSeconds(3));
