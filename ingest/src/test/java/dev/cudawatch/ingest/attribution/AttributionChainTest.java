@@ -16,7 +16,8 @@ class AttributionChainTest {
             null,
             null,
             null,
-            Map.of("job", "slurm path pattern slurm-%j.out", "visible_gpus", "1,2", "tried", "slurm"));
+            Map.of(
+                "job", "slurm path pattern slurm-%j.out", "visible_gpus", "1,2", "tried", "slurm"));
     FileAttribution.Of k8s =
         new FileAttribution.Of(
             null, null, null, null, null, Map.of("tried", "kubernetes: not a pod log path"));

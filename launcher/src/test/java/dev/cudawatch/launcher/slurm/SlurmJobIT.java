@@ -50,9 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * output goes through cudawatch run to a real broker and Flink job (LocalCluster), and the test
  * checks that every record and the incident carry the Slurm job id and the task's rank; a plain
  * sbatch job (no cudawatch run) followed by a node agent gets its job id from its slurm-%j.out path
- * and, for its stderr file, from the sidecar the prolog wrote; and that the
- * node is never drained (also when the job's log directory is gone before the epilog), and that
- * root writes nothing into a path the user controls.
+ * and, for its stderr file, from the sidecar the prolog wrote; and that the node is never drained
+ * (also when the job's log directory is gone before the epilog), and that root writes nothing into
+ * a path the user controls.
  */
 class SlurmJobIT {
   private static final int NOBODY = 65534;
@@ -372,8 +372,7 @@ class SlurmJobIT {
       await(
           () -> {
             records.addAll(poll(pipeline.bootstrapServers()));
-            return records.stream()
-                    .anyMatch(r -> r.source().endsWith("slurm-" + job + ".out"))
+            return records.stream().anyMatch(r -> r.source().endsWith("slurm-" + job + ".out"))
                 && records.stream().anyMatch(r -> r.source().endsWith("errors-" + job + ".txt"));
           },
           60,
