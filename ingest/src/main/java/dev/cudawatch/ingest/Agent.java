@@ -47,7 +47,7 @@ public final class Agent implements Runnable, AutoCloseable {
   private volatile Thread loop;
 
   private java.util.Map<String, Integer> pciToGpu = java.util.Map.of();
-  private dev.cudawatch.ingest.attribution.FileAttribution files;
+  private dev.cudawatch.ingest.attribution.FileSource files;
   private volatile boolean running = true;
   private volatile boolean started;
 
@@ -68,10 +68,11 @@ public final class Agent implements Runnable, AutoCloseable {
   }
 
   /**
-   * Attributes each followed file's lines to the process writing it (job, rank, GPU), when the node
-   * lets the agent see its processes.
+   * Attributes each followed file's lines to a job, rank and GPU through the node's sources (Slurm,
+   * Kubernetes, the process writing it): see {@link
+   * dev.cudawatch.ingest.attribution.AttributionChain}.
    */
-  public void attributeFiles(dev.cudawatch.ingest.attribution.FileAttribution attribution) {
+  public void attributeFiles(dev.cudawatch.ingest.attribution.FileSource attribution) {
     this.files = attribution;
   }
 

@@ -37,6 +37,8 @@ import java.util.List;
  *     rejected for good (too large, not authorized); beyond it they are only counted
  * @param runSpoolRoot where {@code cudawatch run} spools what it could not ship ({@code
  *     ROOT/cudawatch-run-USER/RUN-ID/}) and where the agent ships it from; {@code /var/tmp}
+ * @param slurm the Slurm attribution source (prolog sidecars, path patterns, scontrol)
+ * @param kubernetes the Kubernetes attribution source (the kubelet's PodResources API)
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -60,7 +62,9 @@ public record AgentSettings(
     String procDir,
     Long deadLetterMaxBytes,
     Long scanIntervalMs,
-    String runSpoolRoot)
+    String runSpoolRoot,
+    SlurmSourceSettings slurm,
+    KubernetesSourceSettings kubernetes)
     implements Validated {
 
   public AgentSettings {
@@ -86,12 +90,14 @@ public record AgentSettings(
     scanIntervalMs = scanIntervalMs == null ? 1000L : scanIntervalMs;
     runSpoolRoot =
         runSpoolRoot == null ? dev.cudawatch.ingest.run.RunSpools.DEFAULT_ROOT : runSpoolRoot;
+    slurm = slurm == null ? SlurmSourceSettings.defaults() : slurm;
+    kubernetes = kubernetes == null ? KubernetesSourceSettings.defaults() : kubernetes;
   }
 
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -117,7 +123,9 @@ public record AgentSettings(
         procDir,
         deadLetterMaxBytes,
         scanIntervalMs,
-        runSpoolRoot);
+        runSpoolRoot,
+        slurm,
+        kubernetes);
   }
 
   /** The same settings with other sampling and HTTP settings (tests and local mode). */
@@ -144,7 +152,9 @@ public record AgentSettings(
         procDir,
         deadLetterMaxBytes,
         scanIntervalMs,
-        runSpoolRoot);
+        runSpoolRoot,
+        slurm,
+        kubernetes);
   }
 
   /** The same settings with other file-closing and proc settings (tests). */
@@ -171,7 +181,9 @@ public record AgentSettings(
         proc,
         deadLetterMaxBytes,
         scanIntervalMs,
-        runSpoolRoot);
+        runSpoolRoot,
+        slurm,
+        kubernetes);
   }
 
   /** The same settings scanning the globs every {@code ms} (0: every round; tests). */
@@ -198,7 +210,9 @@ public record AgentSettings(
         procDir,
         deadLetterMaxBytes,
         ms,
-        runSpoolRoot);
+        runSpoolRoot,
+        slurm,
+        kubernetes);
   }
 
   /** The same settings with another root for run spools (tests). */
@@ -225,12 +239,45 @@ public record AgentSettings(
         procDir,
         deadLetterMaxBytes,
         scanIntervalMs,
-        root);
+        root,
+        slurm,
+        kubernetes);
+  }
+
+  /** The same settings with other attribution sources (tests). */
+  public AgentSettings withAttribution(SlurmSourceSettings s, KubernetesSourceSettings k) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
+        runSpoolRoot,
+        s,
+        k);
   }
 
   @Override
   public void validate(String path) {
     kafka.validate(path + "kafka.");
+    slurm.validate(path + "slurm.");
+    kubernetes.validate(path + "kubernetes.");
     Validated.require(!host.isBlank(), path + "host", "must not be empty");
     Validated.require(pollIntervalMs >= 10, path + "poll_interval_ms", "must be at least 10");
     Validated.require(

@@ -11,7 +11,7 @@ import java.util.Map;
  * One pass over /proc serves every file and is refreshed at most every {@code refreshMs}, so the
  * cost does not grow with the number of files.
  */
-public final class FileAttribution {
+public final class FileAttribution implements FileSource {
   /** What a followed file's records carry: the wire record's fields and attribution. */
   public record Of(
       String job,
@@ -39,6 +39,7 @@ public final class FileAttribution {
   }
 
   /** What is known of {@code file}; only {@code tried} when no process has it open. */
+  @Override
   public synchronized Of of(String file) {
     long now = clock.millis();
     long age = now - scannedAt;

@@ -7,9 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.ingest.AgentRuntime;
+import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.ingest.KubernetesSourceSettings;
+import dev.cudawatch.ingest.SlurmSourceSettings;
 import dev.cudawatch.launcher.LocalCluster;
 import dev.cudawatch.testkit.Await;
 import java.io.ByteArrayOutputStream;
@@ -43,9 +48,11 @@ import org.junit.jupiter.api.io.TempDir;
  * Epilog, a job submitted by an ordinary user (nobody) with sbatch, two tasks started by srun
  * through cudawatch-srun, one of them dying on a real CUDA traceback from the H200 corpus. Its
  * output goes through cudawatch run to a real broker and Flink job (LocalCluster), and the test
- * checks that every record and the incident carry the Slurm job id and the task's rank, that the
- * node is never drained (also when the job's log directory is gone before the epilog), and that
- * root writes nothing into a path the user controls.
+ * checks that every record and the incident carry the Slurm job id and the task's rank; a plain
+ * sbatch job (no cudawatch run) followed by a node agent gets its job id from its slurm-%j.out path
+ * and, for its stderr file, from the sidecar the prolog wrote; and that the node is never drained
+ * (also when the job's log directory is gone before the epilog), and that root writes nothing into
+ * a path the user controls.
  */
 class SlurmJobIT {
   private static final int NOBODY = 65534;
@@ -71,6 +78,7 @@ class SlurmJobIT {
     Path etc = Files.createDirectories(tmp.resolve("etc"));
     Path logRoot = Files.createDirectories(tmp.resolve("training"));
     Path events = tmp.resolve("node/slurm-jobs.log");
+    Path sidecars = tmp.resolve("run/cudawatch/slurm");
     Path home = Files.createDirectories(tmp.resolve("home"));
     Path victim = Files.createDirectories(tmp.resolve("victim")); // root's, not the user's
     Files.writeString(victim.resolve("root-only.conf"), "untouched\n");
@@ -94,6 +102,8 @@ class SlurmJobIT {
             + logRoot
             + "\nCUDAWATCH_EVENTS="
             + events
+            + "\nCUDAWATCH_SLURM_SIDECAR_DIR="
+            + sidecars
             + "\nCUDAWATCH_START_AGENT=0\n");
 
     ByteArrayOutputStream console = new ByteArrayOutputStream();
@@ -245,6 +255,11 @@ class SlurmJobIT {
           "rwxr-xr-x",
           PosixFilePermissions.toString(Files.getPosixFilePermissions(events.getParent())));
 
+      // job 3: a plain sbatch job, no cudawatch run: a node agent follows its slurm-%j.out and
+      // knows the job from the path, and its stderr file (named by nothing but -e) from the
+      // prolog's sidecar
+      String job3 = plainJobAttributedBySidecar(slurm, pipeline, env, home, sidecars, traceback);
+
       // job 2: its log directory (and the node's notes directory) vanish before the epilog
       Path go = home.resolve("go");
       Path script2 = home.resolve("wait.sh");
@@ -289,7 +304,102 @@ class SlurmJobIT {
               + "; records of job "
               + job1
               + ": "
-              + mine.size());
+              + mine.size()
+              + "; plain job "
+              + job3
+              + " attributed through its sidecar");
+    }
+  }
+
+  private String plainJobAttributedBySidecar(
+      SlurmCluster slurm,
+      LocalCluster pipeline,
+      Map<String, String> env,
+      Path home,
+      Path sidecars,
+      Path traceback)
+      throws Exception {
+    Path out = Files.createDirectories(home.resolve("plain"));
+    Files.setOwner(
+        out, out.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+    AgentSettings settings =
+        AgentSettings.defaults()
+            .with(
+                new KafkaSettings(pipeline.bootstrapServers(), Map.of()),
+                List.of(out + "/*.out", out + "/*.txt"),
+                tmp.resolve("agent-state").toString())
+            .withSources(null, 0, -1)
+            .withAttribution(
+                new SlurmSourceSettings(
+                    true, sidecars.toString(), null, "", slurm.node(), null, null),
+                new KubernetesSourceSettings(false, null, null, null, null));
+    Path script = home.resolve("plain.sh");
+    Files.writeString(
+        script,
+        """
+        #!/bin/bash
+        echo "step 1 loss 0.5"
+        cat "$HOME/traceback.log" >&2
+        exit 1
+        """);
+    try (AgentRuntime agent = new AgentRuntime(settings, java.time.Clock.systemUTC())) {
+      agent.start(false);
+      String job =
+          slurm.sbatchAs(
+              NOBODY,
+              NOGROUP,
+              env,
+              script,
+              "--ntasks=1",
+              "--chdir=" + home,
+              "--output=" + out + "/slurm-%j.out",
+              "--error=" + out + "/errors-%j.txt");
+      assertEquals("FAILED", slurm.awaitJobEnd(job, 120));
+      // the prolog's sidecar: root's file in root's directory, the job's expanded output paths
+      Path sidecar = sidecars.resolve(job + ".json");
+      assertTrue(Files.exists(sidecar, LinkOption.NOFOLLOW_LINKS), "no sidecar " + sidecar);
+      assertEquals(0, (int) Files.getAttribute(sidecar, "unix:uid"));
+      JsonNode side = WireJson.mapper().readTree(Files.readString(sidecar));
+      assertEquals(job, side.path("job_id").asText(), side.toString());
+      assertEquals("nobody", side.path("user").asText(), side.toString());
+      assertEquals(slurm.node(), side.path("node").asText(), side.toString());
+      assertEquals(out + "/errors-" + job + ".txt", side.path("std_err").asText(), side.toString());
+      assertEquals(out + "/slurm-" + job + ".out", side.path("std_out").asText(), side.toString());
+
+      // the agent's records: the job from the path pattern and from the sidecar
+      List<LogRecord> records = new ArrayList<>();
+      String firstTraceLine = Files.readAllLines(traceback).get(0);
+      await(
+          () -> {
+            records.addAll(poll(pipeline.bootstrapServers()));
+            return records.stream().anyMatch(r -> r.source().endsWith("slurm-" + job + ".out"))
+                && records.stream().anyMatch(r -> r.source().endsWith("errors-" + job + ".txt"));
+          },
+          60,
+          "the plain job's records");
+      LogRecord stdout =
+          records.stream()
+              .filter(r -> r.source().endsWith("slurm-" + job + ".out"))
+              .findFirst()
+              .orElseThrow();
+      assertEquals(job, stdout.job());
+      assertEquals("slurm path pattern slurm-%j.out", stdout.attribution().get("job"));
+      LogRecord stderr =
+          records.stream()
+              .filter(r -> r.source().endsWith("errors-" + job + ".txt"))
+              .filter(r -> r.text().equals(firstTraceLine))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no traceback line in " + records));
+      assertEquals(job, stderr.job());
+      assertEquals("slurm sidecar (std_err)", stderr.attribution().get("job"));
+
+      // and the incident the pipeline raises from the plain file names the job
+      String base = "http://127.0.0.1:" + pipeline.httpPort();
+      await(
+          () -> get(base + "/api/incidents?job=" + job).contains("illegal_memory_access"),
+          60,
+          "the plain job's incident");
+      return job;
     }
   }
 

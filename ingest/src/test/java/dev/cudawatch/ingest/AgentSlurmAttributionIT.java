@@ -1,0 +1,97 @@
+package dev.cudawatch.ingest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.TopicReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent runtime's attribution chain on real files: a plain {@code slurm-%j.out} that no {@code
+ * cudawatch run} wrapped gets its job from the path and its GPU from the prolog's sidecar; a file
+ * the sidecar names as a job's stderr gets that job; any other file keeps the configured job.
+ */
+class AgentSlurmAttributionIT {
+  @TempDir Path dir;
+
+  @Test
+  void followedSlurmOutputCarriesTheJobAndItsGpu() throws Exception {
+    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+      broker.createTopics(Topics.ALL, 1);
+      KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
+      Path logs = Files.createDirectories(dir.resolve("logs"));
+      Path sidecars = Files.createDirectories(dir.resolve("sidecars"));
+      Files.writeString(
+          sidecars.resolve("4217.json"),
+          "{\"job_id\":\"4217\",\"user\":\"alice\",\"node\":\"n1\",\"gpus\":[3],"
+              + "\"std_out\":\""
+              + logs.resolve("slurm-4217.out")
+              + "\",\"std_err\":\""
+              + logs.resolve("train.err")
+              + "\",\"gpus_from\":\"scontrol show job -d\"}\n");
+      Files.writeString(
+          logs.resolve("slurm-4217.out"),
+          "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+      Files.writeString(logs.resolve("train.err"), "Traceback (most recent call last):\n");
+      Files.writeString(logs.resolve("notes.log"), "unrelated\n");
+      AgentSettings s =
+          AgentSettings.defaults()
+              .with(
+                  kafka,
+                  List.of(logs + "/*.out", logs + "/*.err", logs + "/*.log"),
+                  dir.resolve("state").toString())
+              .withSources(null, 0, -1)
+              .withAttribution(
+                  new SlurmSourceSettings(true, sidecars.toString(), null, "", "n1", null, null),
+                  new KubernetesSourceSettings(
+                      true, dir.resolve("no-kubelet.sock").toString(), null, null, null));
+      List<LogRecord> got = new ArrayList<>();
+      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
+        agent.start(false);
+        for (byte[] b :
+            TopicReader.readAll(
+                broker.bootstrapServers(),
+                Topics.LOGS,
+                3,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(60),
+                false)) {
+          got.add(WireJson.readLogRecord(b));
+        }
+      }
+      LogRecord out = find(got, "slurm-4217.out");
+      assertEquals("4217", out.job());
+      assertEquals(3, out.gpu());
+      assertEquals("slurm path pattern slurm-%j.out", out.attribution().get("job"));
+      assertEquals("slurm sidecar (scontrol show job -d)", out.attribution().get("gpu"));
+      assertTrue(out.attribution().get("tried").startsWith("slurm"), out.attribution().toString());
+      LogRecord err = find(got, "train.err");
+      assertEquals("4217", err.job());
+      assertEquals("slurm sidecar (std_err)", err.attribution().get("job"));
+      LogRecord other = find(got, "notes.log");
+      assertEquals(s.job(), other.job());
+      assertNull(other.gpu());
+    }
+  }
+
+  private static LogRecord find(List<LogRecord> got, String name) {
+    return got.stream()
+        .filter(r -> r.source().endsWith("/" + name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no record of " + name + " in " + got));
+  }
+}

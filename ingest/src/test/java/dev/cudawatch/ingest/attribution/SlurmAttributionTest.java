@@ -1,0 +1,117 @@
+package dev.cudawatch.ingest.attribution;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SlurmAttributionTest {
+  @TempDir Path dir;
+
+  static final GpuInventory FOUR =
+      GpuInventory.parseQuery(
+          "0, GPU-00000000-0000-0000-0000-000000000000, 00000000:00:06.0\n"
+              + "1, GPU-11111111-1111-1111-1111-111111111111, 00000000:00:07.0\n"
+              + "2, GPU-22222222-2222-2222-2222-222222222222, 00000000:00:08.0\n"
+              + "3, GPU-33333333-3333-3333-3333-333333333333, 00000000:00:09.0\n");
+
+  private SlurmAttribution source(Function<String, String> scontrol, StepClock clock) {
+    return new SlurmAttribution(
+        dir.resolve("sidecars"),
+        List.of(
+            SlurmPathPattern.compile("slurm-%j.out"),
+            SlurmPathPattern.compile("/var/log/training/%j/**")),
+        scontrol,
+        "vm",
+        FOUR,
+        clock,
+        5_000,
+        60_000,
+        100);
+  }
+
+  @Test
+  void aPlainSlurmOutFileGetsItsJobAndGpuFromScontrol() throws Exception {
+    List<String> asked = new ArrayList<>();
+    String recorded = ScontrolJobTest.recorded("scontrol-show-job-d-1gpu.txt");
+    StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
+    SlurmAttribution s =
+        source(
+            id -> {
+              asked.add(id);
+              return id.equals("3") ? recorded : null;
+            },
+            clock);
+    FileAttribution.Of a = s.of("/tmp/wt14a-slurm/jobs/slurm-3.out");
+    assertEquals("3", a.job());
+    assertEquals(0, a.gpu());
+    assertEquals("GPU-00000000-0000-0000-0000-000000000000", a.gpuUuid());
+    assertEquals("slurm path pattern slurm-%j.out", a.attribution().get("job"));
+    assertEquals("scontrol show job -d (GRES IDX on vm)", a.attribution().get("gpu"));
+    assertEquals("0", a.attribution().get("visible_gpus"));
+    s.of("/tmp/wt14a-slurm/jobs/slurm-3.out");
+    assertEquals(List.of("3"), asked, "scontrol's answer is cached");
+    clock.advance(java.time.Duration.ofMinutes(2));
+    s.of("/tmp/wt14a-slurm/jobs/slurm-3.out");
+    assertEquals(List.of("3", "3"), asked, "and asked again after the TTL");
+
+    FileAttribution.Of unknownJob = s.of("/home/a/slurm-999.out");
+    assertEquals("999", unknownJob.job(), "the path still names the job");
+    assertNull(unknownJob.gpu());
+    FileAttribution.Of none = s.of("/home/a/train.log");
+    assertNull(none.job());
+    assertEquals(SlurmAttribution.TRIED, none.attribution().get("tried"));
+  }
+
+  @Test
+  void theProlgSidecarNamesTheJobOfAnyOutputPathAndItsGpus() throws Exception {
+    Path side = Files.createDirectories(dir.resolve("sidecars"));
+    Files.writeString(
+        side.resolve("4.json"),
+        "{\"job_id\":\"4\",\"array_job\":null,\"user\":\"root\",\"node\":\"vm\",\"gpus\":[1,2],"
+            + "\"std_out\":\"/tmp/jobs/train-4.out\",\"std_err\":\"/tmp/jobs/train-4.err\","
+            + "\"work_dir\":\"/tmp/jobs\",\"gpus_from\":\"scontrol show job -d\"}\n");
+    Files.writeString(
+        side.resolve("5.json"),
+        "{\"job_id\":\"5\",\"node\":\"vm\",\"gpus\":[3],\"std_out\":\"/tmp/jobs/eval.out\"}");
+    Files.writeString(side.resolve("6.json"), "{not json");
+    Files.writeString(side.resolve("7.json"), "{\"job_id\":\"../../etc\"}");
+    StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
+    SlurmAttribution s = source(id -> null, clock);
+
+    FileAttribution.Of err = s.of("/tmp/jobs/train-4.err");
+    assertEquals("4", err.job());
+    assertEquals("slurm sidecar (std_err)", err.attribution().get("job"));
+    assertNull(err.gpu(), "two GPUs: which one is the process's is for the line or /proc to say");
+    assertEquals("1,2", err.attribution().get("visible_gpus"));
+    assertEquals("vm", err.attribution().get("slurm_node"));
+
+    FileAttribution.Of eval = s.of("/tmp/jobs/eval.out");
+    assertEquals("5", eval.job());
+    assertEquals(3, eval.gpu());
+    assertEquals("GPU-33333333-3333-3333-3333-333333333333", eval.gpuUuid());
+    assertEquals("slurm sidecar", eval.attribution().get("gpu"));
+
+    FileAttribution.Of byDir = s.of("/var/log/training/4/rank0.log");
+    assertEquals("4", byDir.job());
+    assertEquals("slurm path pattern /var/log/training/%j/**", byDir.attribution().get("job"));
+    assertEquals("1,2", byDir.attribution().get("visible_gpus"), "the pattern's job's sidecar");
+    assertEquals(2, s.badSidecars(), "the broken sidecars are counted, not fatal");
+
+    // a job started since: seen once the directory is listed again
+    Files.writeString(
+        side.resolve("8.json"), "{\"job_id\":\"8\",\"gpus\":[0],\"std_out\":\"/tmp/jobs/n.out\"}");
+    assertNull(s.of("/tmp/jobs/n.out").job(), "not re-listed within refresh_ms");
+    clock.advance(java.time.Duration.ofSeconds(6));
+    assertEquals("8", s.of("/tmp/jobs/n.out").job());
+    assertTrue(s.of("/tmp/jobs/n.out").attribution().get("tried").startsWith("slurm"));
+  }
+}
