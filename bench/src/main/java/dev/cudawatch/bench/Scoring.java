@@ -200,9 +200,7 @@ final class Scoring {
   static String rankStream(String source) {
     if (source != null && source.startsWith("run:")) {
       String[] p = source.substring(4).split("/");
-      return p.length == 3 && p[1].startsWith("rank")
-          ? p[0] + "/rank-" + p[1].substring(4)
-          : null;
+      return p.length == 3 && p[1].startsWith("rank") ? p[0] + "/rank-" + p[1].substring(4) : null;
     }
     if (source == null || !source.endsWith(".log") || !source.contains("/rank-")) {
       return null;

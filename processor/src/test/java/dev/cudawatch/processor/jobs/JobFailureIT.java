@@ -101,8 +101,7 @@ class JobFailureIT {
       assertEquals("gpu-node-02", root.host());
       assertEquals(11L, ((Number) root.fields().get("rank")).longValue());
       assertEquals(3L, ((Number) root.fields().get("gpu")).longValue());
-      assertEquals(
-          15, ours.stream().filter(i -> i.incidentClass().equals("nccl_timeout")).count());
+      assertEquals(15, ours.stream().filter(i -> i.incidentClass().equals("nccl_timeout")).count());
 
       // the fleet's event time moves on: a host OOM on another node half an hour later closes
       // the job's session (15 minutes without an incident of the job)
@@ -178,9 +177,7 @@ class JobFailureIT {
       assertTrue(
           alerts.stream()
               .noneMatch(
-                  a ->
-                      a.alertName().equals("GpuJobFailure")
-                          && JOB.equals(a.labels().get("job"))),
+                  a -> a.alertName().equals("GpuJobFailure") && JOB.equals(a.labels().get("job"))),
           "no rank of the job pages on its own");
     } finally {
       job.cancel().get();
