@@ -17,6 +17,11 @@ import java.util.function.Consumer;
  * different jobs beside kernel Xids, one line of code failing on two hosts, a memory leak running
  * into an OOM, a crash loop on one GPU, and an NCCL hang. Lines come out in time order; the ground
  * truth says what should be detected. Everything derives from the seed.
+ *
+ * <p>Each node runs one job of a rank per GPU, launched as fleets launch them ({@link
+ * JobPlacement}); every rank runs under {@code cudawatch run}, so its lines carry the job, rank and
+ * GPU the agent derives from its environment ({@link RunIdentity}), while its text mostly names
+ * neither. The truth names the host, job, rank and GPU each failure belongs to.
  */
 public final class FleetSimulator {
   static final long MIB = 1 << 20;
