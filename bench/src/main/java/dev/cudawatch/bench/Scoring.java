@@ -26,6 +26,7 @@ final class Scoring {
       List<String> scoredRules) {
     Map<String, Integer> expected = new HashMap<>();
     Map<String, String> classOf = new HashMap<>();
+    Map<String, JsonNode> labelsOf = new HashMap<>();
     List<String> expectedAlerts = new ArrayList<>();
     int realTimeOnly = 0;
     for (JsonNode e : truth) {
@@ -43,6 +44,7 @@ final class Scoring {
                 l.has("job") ? l.get("job").asText() + "/rank-" + l.get("rank").asText() : null,
                 e.get("name").asText().equals("memory_leak") ? l.path("gpu").asText() : null);
         expected.merge(k, 1, Integer::sum);
+        labelsOf.put(k, l);
         classOf.put(
             k, e.get("name").asText() + (e.get("root").asBoolean() ? "" : " (consequence)"));
       } else {
@@ -58,6 +60,7 @@ final class Scoring {
       byClass.computeIfAbsent(classOf.get(e.getKey()), c -> new int[3])[0] += e.getValue();
     }
     Map<String, Integer> left = new HashMap<>(expected);
+    AttributionScore attribution = new AttributionScore();
     for (Incident i : incidents) {
       if (i.verdict() != null) {
         continue; // the same incident again with a fleet verdict
@@ -77,6 +80,7 @@ final class Scoring {
       if (n != null && n > 0) {
         left.put(k, n - 1);
         row[1]++;
+        attribution.add(labelsOf.get(k), i);
       } else {
         row[2]++;
       }
@@ -128,6 +132,7 @@ final class Scoring {
       }
     }
     row(md, "**all incidents**", total);
+    md.append('\n').append(attribution.table());
     md.append(
         "\n| rule | injected | fired as expected | missed | spurious | precision | recall |\n");
     md.append("|---|---:|---:|---:|---:|---:|---:|\n");
@@ -188,8 +193,15 @@ final class Scoring {
     return true;
   }
 
-  /** "JOB/rank-N" from a source like /sim/HOST/JOB/rank-N.log, or null for node logs. */
-  private static String rankStream(String source) {
+  /**
+   * "JOB/rank-N" from a rank's source: {@code run:JOB/rankN/stderr} as `cudawatch run` names it, or
+   * a followed file /sim/HOST/JOB/rank-N.log; null for node logs.
+   */
+  static String rankStream(String source) {
+    if (source != null && source.startsWith("run:")) {
+      String[] p = source.substring(4).split("/");
+      return p.length == 3 && p[1].startsWith("rank") ? p[0] + "/rank-" + p[1].substring(4) : null;
+    }
     if (source == null || !source.endsWith(".log") || !source.contains("/rank-")) {
       return null;
     }

@@ -8,8 +8,9 @@ import java.util.SplittableRandom;
 /**
  * What each taxonomy class looks like in a job's output: the lines a rank writes when it fails that
  * way, in the wordings of PyTorch, CUDA, cuBLAS/cuDNN, NCCL and the kernel. {@code %r} is replaced
- * by the rank, {@code %g} by the GPU index, {@code %n} by a random number, {@code %f} by the job's
- * script line.
+ * by the rank, {@code %g} by the device ordinal the rank uses (its own numbering, which is the
+ * physical index only when it sees every GPU), {@code %n} by a random number, {@code %f} by the
+ * job's script line.
  */
 final class FailureLibrary {
   private FailureLibrary() {}

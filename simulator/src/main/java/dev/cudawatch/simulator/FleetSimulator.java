@@ -17,6 +17,11 @@ import java.util.function.Consumer;
  * different jobs beside kernel Xids, one line of code failing on two hosts, a memory leak running
  * into an OOM, a crash loop on one GPU, and an NCCL hang. Lines come out in time order; the ground
  * truth says what should be detected. Everything derives from the seed.
+ *
+ * <p>Each node runs one job of a rank per GPU, launched as fleets launch them ({@link
+ * JobPlacement}); every rank runs under {@code cudawatch run}, so its lines carry the job, rank and
+ * GPU the agent derives from its environment ({@link RunIdentity}), while its text mostly names
+ * neither. The truth names the host, job, rank and GPU each failure belongs to.
  */
 public final class FleetSimulator {
   static final long MIB = 1 << 20;
@@ -45,8 +50,11 @@ public final class FleetSimulator {
 
   private static final class Host {
     final String name;
+    final int number; // 1-based, as in the name
     final HealthyOutput[] ranks;
     int jobNo;
+    JobPlacement placement; // the running job's ranks and launch
+    RunIdentity[] who; // per GPU: what `cudawatch run` ships for the rank on it
     int nextGpu;
     String job;
     long downUntil; // the job is dead (restarting) until then
@@ -54,8 +62,9 @@ public final class FleetSimulator {
     final long[] leakStart; // per GPU: when a leak began, or -1
     final long[] leakEnd;
 
-    Host(String name, int gpus, long seed) {
+    Host(String name, int number, int gpus, long seed) {
       this.name = name;
+      this.number = number;
       this.ranks = new HealthyOutput[gpus];
       for (int g = 0; g < gpus; g++) {
         ranks[g] = new HealthyOutput(seed * 31 + g, name, g);
@@ -71,7 +80,8 @@ public final class FleetSimulator {
     this.r = new SplittableRandom(s.seed());
     this.hosts = new Host[s.hosts()];
     for (int h = 0; h < s.hosts(); h++) {
-      hosts[h] = new Host(String.format("gpu-node-%02d", h + 1), s.gpusPerHost(), s.seed() + h);
+      hosts[h] =
+          new Host(String.format("gpu-node-%02d", h + 1), h + 1, s.gpusPerHost(), s.seed() + h);
     }
   }
 
@@ -145,7 +155,16 @@ public final class FleetSimulator {
 
   private void startJob(Host h, long t) {
     h.jobNo++;
-    h.job = h.name.replace("gpu-node-", "job-") + "-" + h.jobNo;
+    JobPlacement.Launch launch = launch(h, h.jobNo);
+    h.job =
+        launch == JobPlacement.Launch.SRUN_GPU_PER_TASK
+            ? String.valueOf(100_000 + h.number * 1_000 + h.jobNo) // a Slurm job id
+            : h.name.replace("gpu-node-", "job-") + "-" + h.jobNo;
+    h.placement = new JobPlacement(h.job, launch, List.of(h.name), s.gpusPerHost());
+    h.who = new RunIdentity[s.gpusPerHost()];
+    for (int g = 0; g < s.gpusPerHost(); g++) {
+      h.who[g] = RunIdentity.of(h.placement, rankOf(h, g), 20_000 + h.jobNo * 100 + g);
+    }
     for (int g = 0; g < s.gpusPerHost(); g++) {
       long at = t;
       for (String l : h.ranks[g].banner(h.job, s.gpusPerHost())) {
@@ -155,17 +174,42 @@ public final class FleetSimulator {
   }
 
   private void emit(long t, Host h, int g, String text) {
+    int rank = rankOf(h, g);
     pending.add(
         new SimLine(
             t,
             h.name,
             h.job,
-            g,
+            rank,
             g,
             RecordKind.LOG,
-            h.name + "/" + h.job + "/rank-" + g + ".log",
-            text));
+            h.name + "/" + h.job + "/rank-" + rank + ".log",
+            h.placement.print(rank, text),
+            h.who[g]));
     seq++;
+  }
+
+  /**
+   * How job {@code jobNo} of h is launched, from the seed alone (a job restarted under its id keeps
+   * its launch): most under torchrun printing no GPU and no rank, some with {@code [rankN]:}
+   * prefixes, some under srun with one GPU per task whose messages say GPU 0.
+   */
+  private JobPlacement.Launch launch(Host h, int jobNo) {
+    int k = new SplittableRandom(s.seed() * 1_000_003L + h.number * 1_009L + jobNo).nextInt(10);
+    return k < 6
+        ? JobPlacement.Launch.TORCHRUN
+        : k < 8 ? JobPlacement.Launch.TORCHRUN_PREFIXED : JobPlacement.Launch.SRUN_GPU_PER_TASK;
+  }
+
+  /** The global rank of h's job's process on GPU g. */
+  private static int rankOf(Host h, int g) {
+    return h.placement.rankOn(h.name, g);
+  }
+
+  /** The lines rank-on-g of h's job writes when it fails with {@code cls}, in its own numbering. */
+  private List<String> failure(String cls, Host h, int g) {
+    int rank = rankOf(h, g);
+    return FailureLibrary.lines(cls, rank, h.placement.ordinal(rank), pci(g), r);
   }
 
   private void kernel(long t, Host h, String text) {
@@ -194,7 +238,7 @@ public final class FleetSimulator {
     }
   }
 
-  private static String pci(int gpu) {
+  static String pci(int gpu) {
     return String.format("%02X", 0x18 + gpu * 0x10);
   }
 
@@ -232,10 +276,10 @@ public final class FleetSimulator {
       }
       case "codebug" -> {
         Host other = hosts[(k + 1) % hosts.length];
-        failWith(h, g, "device_assert", t, "codebug", codeBugLines(g), false);
+        failWith(h, g, "device_assert", t, "codebug", codeBugLines(h, g), false);
         if (hosts.length > 1) {
           int og = freshGpu(other);
-          failWith(other, og, "device_assert", t, "codebug", codeBugLines(og), false);
+          failWith(other, og, "device_assert", t, "codebug", codeBugLines(other, og), false);
         }
         if (hosts.length > 1) {
           expect(
@@ -248,9 +292,8 @@ public final class FleetSimulator {
         }
       }
       case "cascade" -> {
-        List<String> lines =
-            new ArrayList<>(FailureLibrary.lines("illegal_memory_access", g, g, pci(g), r));
-        lines.addAll(FailureLibrary.lines("cublas_error", g, g, pci(g), r));
+        List<String> lines = new ArrayList<>(failure("illegal_memory_access", h, g));
+        lines.addAll(failure("cublas_error", h, g));
         expect(t, "incident", "cublas_error", false, where(h, g), "cascade"); // before the restart
         failWith(h, g, "illegal_memory_access", t, "cascade", lines, false);
       }
@@ -262,7 +305,7 @@ public final class FleetSimulator {
                   + i
                   + ",0,0] Assertion `t >= 0 && t < n_classes` failed.");
         }
-        lines.addAll(FailureLibrary.lines("device_assert", g, g, pci(g), r).subList(1, 5));
+        lines.addAll(failure("device_assert", h, g).subList(1, 5));
         failWith(h, g, "device_assert", t, "burst", lines, false);
       }
       case "kernel:gpu_xid" -> {
@@ -286,7 +329,7 @@ public final class FleetSimulator {
                       "illegal_memory_access",
                       at,
                       "crashloop",
-                      FailureLibrary.lines("illegal_memory_access", g, g, pci(g), r),
+                      failure("illegal_memory_access", h, g),
                       true));
         }
         expect(
@@ -299,7 +342,7 @@ public final class FleetSimulator {
       }
       case "hang" -> {
         for (int rank = 0; rank < s.gpusPerHost(); rank++) {
-          for (String l : FailureLibrary.lines("nccl_timeout", rank, rank, pci(rank), r)) {
+          for (String l : failure("nccl_timeout", h, rank)) {
             emit(t + rank, h, rank, l);
           }
           expect(t, "incident", "nccl_timeout", true, where(h, rank), "hang");
@@ -318,8 +361,8 @@ public final class FleetSimulator {
     }
   }
 
-  private List<String> codeBugLines(int g) {
-    List<String> l = new ArrayList<>(FailureLibrary.lines("device_assert", g, g, pci(g), r));
+  private List<String> codeBugLines(Host h, int g) {
+    List<String> l = new ArrayList<>(failure("device_assert", h, g));
     for (int i = 0; i < l.size(); i++) {
       l.set(i, l.get(i).replaceAll("line \\d+, in <module>", "line 42, in <module>"));
     }
@@ -327,7 +370,7 @@ public final class FleetSimulator {
   }
 
   private void fail(Host h, int g, String cls, long t, String scenario) {
-    failWith(h, g, cls, t, scenario, FailureLibrary.lines(cls, g, g, pci(g), r), false);
+    failWith(h, g, cls, t, scenario, failure(cls, h, g), false);
   }
 
   /** Rank g of h's job writes {@code lines} at t and the job dies; it restarts as a new job. */
@@ -371,8 +414,19 @@ public final class FleetSimulator {
         + text;
   }
 
+  /** Where rank-on-g of h's job failed: what its incident should be attributed to. */
   private static Map<String, String> where(Host h, int g) {
-    return Map.of("host", h.name, "job", h.job, "rank", "" + g, "gpu", "" + g);
+    return Map.of(
+        "host",
+        h.name,
+        "job",
+        h.job,
+        "rank",
+        "" + rankOf(h, g),
+        "gpu",
+        "" + g,
+        "launch",
+        h.placement.launch().name().toLowerCase(java.util.Locale.ROOT));
   }
 
   private void expect(

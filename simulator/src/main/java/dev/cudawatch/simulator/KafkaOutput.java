@@ -2,6 +2,7 @@ package dev.cudawatch.simulator;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -14,17 +15,19 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Sends the fleet straight to {@code cudawatch.logs} as agents would (records keyed by stream, with
- * host, job, rank and GPU metadata and the exits `cudawatch run` reports), for benchmarks that
- * leave the agents out.
+ * Sends the fleet straight to {@code cudawatch.logs} as agents would (records keyed by stream):
+ * each rank's lines as {@code cudawatch run} wrapping it ships them, with the job, rank and GPU it
+ * learnt from the rank's environment and where each came from; the node's kernel log and GPU
+ * samples as the agent follows them; the jobs' exits. For benchmarks and tests that leave the
+ * agents out.
  */
-final class KafkaOutput implements Consumer<SimLine>, AutoCloseable {
+public final class KafkaOutput implements Consumer<SimLine>, AutoCloseable {
   private final KafkaProducer<byte[], byte[]> producer;
   private final Map<String, Long> offsets = new HashMap<>();
   private final String sourceId;
   private long sent;
 
-  KafkaOutput(String bootstrap, long seed) {
+  public KafkaOutput(String bootstrap, long seed) {
     this.producer =
         new KafkaProducer<>(
             Map.of(
@@ -46,26 +49,45 @@ final class KafkaOutput implements Consumer<SimLine>, AutoCloseable {
   @Override
   public void accept(SimLine l) {
     long offset = offsets.merge(l.file(), 1L, Long::sum) - 1;
-    LogRecord r =
-        LogRecord.builder()
-            .host(l.host())
-            .job(l.job())
-            .rank(l.rank())
-            .localRank(l.rank())
-            .gpu(l.gpu())
-            .kind(l.kind())
-            .stream(l.kind() == dev.cudawatch.common.wire.RecordKind.LOG ? "stderr" : "file")
-            .source("/sim/" + l.file())
-            .sourceId(sourceId)
-            .offset(offset)
-            .eventTime(Instant.ofEpochMilli(l.timeMillis()))
-            // as the agent frames it: a progress bar's redraws collapse to the last one
-            .text(l.text().substring(l.text().lastIndexOf('\r') + 1))
-            .build();
+    LogRecord r = record(l, offset, sourceId);
     producer.send(
         new ProducerRecord<>(
             Topics.LOGS, r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r)));
     sent++;
+  }
+
+  /**
+   * The wire record of one line. A rank's line is shipped as {@code cudawatch run} ships it (source
+   * {@code run:JOB/rankN/stderr}, the rank's job, rank, GPU and their attribution); the node's own
+   * lines as the agent ships what it follows.
+   */
+  public static LogRecord record(SimLine l, long offset, String sourceId) {
+    LogRecord.Builder b =
+        LogRecord.builder()
+            .host(l.host())
+            .kind(l.kind())
+            .sourceId(sourceId)
+            .offset(offset)
+            .eventTime(Instant.ofEpochMilli(l.timeMillis()))
+            // as the agent frames it: a progress bar's redraws collapse to the last one
+            .text(l.text().substring(l.text().lastIndexOf('\r') + 1));
+    RunIdentity w = l.who();
+    if (w != null) {
+      return b
+          .job(w.job())
+          .rank(w.rank())
+          .localRank(w.localRank())
+          .gpu(w.gpu())
+          .gpuUuid(w.gpuUuid())
+          .attribution(w.attribution())
+          .stream("stderr")
+          .source("run:" + w.job() + "/rank" + w.rank() + "/stderr")
+          .build();
+    }
+    return b.job(l.job()).rank(l.rank()).localRank(l.rank()).gpu(l.gpu()).stream(
+            l.kind() == RecordKind.LOG ? "stderr" : "file")
+        .source("/sim/" + l.file())
+        .build();
   }
 
   long sent() {
