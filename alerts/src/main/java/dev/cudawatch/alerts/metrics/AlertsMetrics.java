@@ -1,6 +1,7 @@
 package dev.cudawatch.alerts.metrics;
 
 import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.common.cli.BuildInfo;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -40,6 +41,14 @@ public final class AlertsMetrics {
   private final SeriesLimiter gpuSeries;
 
   public AlertsMetrics(AlertsSettings s) {
+    // which build this is, as Prometheus' own prometheus_build_info
+    Gauge.builder()
+        .name("cudawatch_build_info")
+        .help("The build: version and git commit (value 1)")
+        .labelNames("version", "revision")
+        .register(registry)
+        .labelValues(BuildInfo.current().version(), BuildInfo.current().revision())
+        .set(1);
     this.hostLabel = s.hostLabel();
     this.allowedJobs = Set.copyOf(s.allowedJobLabels());
     capped =

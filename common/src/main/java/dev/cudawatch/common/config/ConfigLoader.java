@@ -1,11 +1,16 @@
 package dev.cudawatch.common.config;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.deser.DeserializationProblemHandler;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -15,6 +20,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -111,6 +118,79 @@ public final class ConfigLoader {
       String reason = e.getMessage().substring(e.key().length() + 2);
       throw located(origin, read(file), Map.of(), e.key(), reason);
     }
+  }
+
+  /**
+   * Every problem of {@code file} as {@code type}, one {@code file:line: key: reason} line each,
+   * without the environment (for {@code cudawatch check}): all unknown keys, then the first bad
+   * value or failed check; empty when the file is fine.
+   */
+  public static List<String> problems(Path file, Class<?> type) {
+    String origin = file.toString();
+    List<String> problems = new ArrayList<>();
+    byte[] text;
+    ObjectNode tree;
+    try {
+      text = read(file);
+      tree = readTree(origin, text);
+    } catch (ConfigException e) {
+      return List.of(e.getMessage());
+    }
+    ObjectMapper collecting =
+        YAML.copy()
+            .addHandler(
+                new DeserializationProblemHandler() {
+                  @Override
+                  public boolean handleUnknownProperty(
+                      DeserializationContext ctxt,
+                      JsonParser p,
+                      JsonDeserializer<?> deserializer,
+                      Object bean,
+                      String name)
+                      throws IOException {
+                    String key = path(p.getParsingContext(), name);
+                    problems.add(located(origin, text, Map.of(), key, "unknown key").getMessage());
+                    p.skipChildren();
+                    return true;
+                  }
+                });
+    try {
+      Object config = collecting.treeToValue(tree, type);
+      if (config instanceof Validated v && problems.isEmpty()) {
+        new ConfigLoader("", Map.of()).validate(file, v);
+      }
+    } catch (ConfigException e) {
+      problems.add(e.getMessage());
+    } catch (MismatchedInputException e) {
+      problems.add(
+          located(
+                  origin,
+                  text,
+                  Map.of(),
+                  dotted(e.getPath()),
+                  "bad value: " + firstLine(e.getOriginalMessage()))
+              .getMessage());
+    } catch (IOException | IllegalArgumentException e) {
+      problems.add(origin + ": " + firstLine(e.getMessage()));
+    }
+    return problems;
+  }
+
+  /** The dotted key of a field {@code name} read in parser context {@code ctx}. */
+  private static String path(JsonStreamContext ctx, String name) {
+    java.util.Deque<String> parts = new java.util.ArrayDeque<>();
+    for (JsonStreamContext c = ctx; c != null && !c.inRoot(); c = c.getParent()) {
+      if (c.inObject() && c.getCurrentName() != null) {
+        parts.addFirst("." + c.getCurrentName());
+      } else if (c.inArray() && c.getCurrentIndex() >= 0) {
+        parts.addFirst("[" + c.getCurrentIndex() + "]");
+      }
+    }
+    String joined = String.join("", parts);
+    if (!joined.endsWith("." + name)) {
+      joined = joined + "." + name;
+    }
+    return joined.startsWith(".") ? joined.substring(1) : joined;
   }
 
   private static ConfigException located(
