@@ -5,8 +5,8 @@ import dev.cudawatch.ingest.files.FileTailer;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
-import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.List;
 import java.util.Map;
@@ -21,13 +21,12 @@ public final class AgentMetrics {
 
   public AgentMetrics(Agent agent, Shipper shipper, DiskSpool spool, LongSupplier streamLines) {
     // which build this is, as Prometheus' own prometheus_build_info
-    Gauge.builder()
+    Info.builder()
         .name("cudawatch_build_info")
         .help("The build: version and git commit (value 1)")
         .labelNames("version", "revision")
         .register(registry)
-        .labelValues(BuildInfo.current().version(), BuildInfo.current().revision())
-        .set(1);
+        .addLabelValues(BuildInfo.current().version(), BuildInfo.current().revision());
     FileTailer t = agent.tailer();
     CounterWithCallback.builder()
         .name("cudawatch_agent_lines_read_total")

@@ -7,6 +7,7 @@ import dev.cudawatch.common.wire.Incident;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import java.time.Duration;
@@ -42,13 +43,12 @@ public final class AlertsMetrics {
 
   public AlertsMetrics(AlertsSettings s) {
     // which build this is, as Prometheus' own prometheus_build_info
-    Gauge.builder()
+    Info.builder()
         .name("cudawatch_build_info")
         .help("The build: version and git commit (value 1)")
         .labelNames("version", "revision")
         .register(registry)
-        .labelValues(BuildInfo.current().version(), BuildInfo.current().revision())
-        .set(1);
+        .addLabelValues(BuildInfo.current().version(), BuildInfo.current().revision());
     this.hostLabel = s.hostLabel();
     this.allowedJobs = Set.copyOf(s.allowedJobLabels());
     capped =
