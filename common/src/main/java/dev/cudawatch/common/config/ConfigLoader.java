@@ -173,7 +173,16 @@ public final class ConfigLoader {
     } catch (IOException | IllegalArgumentException e) {
       problems.add(origin + ": " + firstLine(e.getMessage()));
     }
+    // in the file's order, as a person reads it (binding visits keys in the record's order)
+    problems.sort(java.util.Comparator.comparingInt(p -> lineIn(p, origin)));
     return problems;
+  }
+
+  private static int lineIn(String problem, String origin) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("^" + java.util.regex.Pattern.quote(origin) + ":(\\d+):")
+            .matcher(problem);
+    return m.find() ? Integer.parseInt(m.group(1)) : Integer.MAX_VALUE;
   }
 
   /** The dotted key of a field {@code name} read in parser context {@code ctx}. */
