@@ -156,7 +156,7 @@ public final class ConfigLoader {
                 });
     try {
       Object config = collecting.treeToValue(tree, type);
-      if (config instanceof Validated v && problems.isEmpty()) {
+      if (config instanceof Validated v) {
         new ConfigLoader("", Map.of()).validate(file, v);
       }
     } catch (ConfigException e) {
