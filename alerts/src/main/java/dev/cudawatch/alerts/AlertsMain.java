@@ -1,6 +1,9 @@
 package dev.cudawatch.alerts;
 
 import dev.cudawatch.alerts.http.Health;
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigLoader;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -14,8 +17,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "alerts",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = "Serve Prometheus metrics, the incidents API and alert notifications.")
 public final class AlertsMain implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Option(names = "--config", paramLabel = "FILE", description = "alerts YAML configuration")
   Path config;
 
@@ -29,19 +35,19 @@ public final class AlertsMain implements Callable<Integer> {
   Integer port;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new AlertsMain()).execute(args));
+    System.exit(Cli.commandLine(new AlertsMain()).execute(args));
   }
 
   @Override
   public Integer call() throws Exception {
-    AlertsSettings s =
-        new ConfigLoader("CUDAWATCH_ALERTS", System.getenv()).load(config, AlertsSettings.class);
+    ConfigLoader loader = new ConfigLoader("CUDAWATCH_ALERTS", System.getenv());
+    AlertsSettings s = loader.load(config, AlertsSettings.class);
     s =
         s.with(
             bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap),
             port == null ? s.httpPort() : port,
             s.notifications());
-    s.validate("");
+    loader.validate(config, s);
     CountDownLatch stop = new CountDownLatch(1);
     try (AlertsService service =
         new AlertsService(s, new Health(), System.out, Clock.systemUTC())) {

@@ -13,6 +13,7 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.wire.Alert;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -115,13 +116,18 @@ class StoresAndLimitsTest {
         assertThrows(
             ConfigException.class,
             () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
-    assertEquals(true, e.getMessage().contains("unknown key 'http_prot'"), e.getMessage());
+    assertEquals(true, e.getMessage().startsWith(f + ":2: http_prot: unknown key"), e.getMessage());
     Files.writeString(f, "notifications:\n  webhook_url: ftp://hooks.example/T0KEN-SECRET\n");
     e =
         assertThrows(
             ConfigException.class,
             () -> new ConfigLoader("CUDAWATCH_ALERTS", Map.of()).load(f, AlertsSettings.class));
     assertFalse(e.getMessage().contains("T0KEN-SECRET"), e.getMessage());
+    assertEquals(
+        f + ":2: notifications.webhook_url: must be an http:// or https:// URL", e.getMessage());
+    assertEquals(
+        List.of(f + ":2: notifications.webhook_url: must be an http:// or https:// URL"),
+        ConfigLoader.problems(f, AlertsSettings.class));
   }
 
   @Test

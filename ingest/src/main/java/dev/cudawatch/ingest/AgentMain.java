@@ -1,5 +1,8 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigLoader;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -13,9 +16,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "agent",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description =
         "Ship training logs, kernel logs and GPU memory samples to Kafka without losing a line.")
 public final class AgentMain implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Option(names = "--config", paramLabel = "FILE", description = "agent YAML configuration")
   Path config;
 
@@ -32,7 +38,7 @@ public final class AgentMain implements Callable<Integer> {
   Path replay;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new AgentMain()).execute(args));
+    System.exit(Cli.commandLine(new AgentMain()).execute(args));
   }
 
   @Override

@@ -1,10 +1,12 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.common.cli.BuildInfo;
 import dev.cudawatch.ingest.files.FileTailer;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +20,13 @@ public final class AgentMetrics {
   private final PrometheusRegistry registry = new PrometheusRegistry();
 
   public AgentMetrics(Agent agent, Shipper shipper, DiskSpool spool, LongSupplier streamLines) {
+    // which build this is, as Prometheus' own prometheus_build_info
+    Info.builder()
+        .name("cudawatch_build_info")
+        .help("The build: version and git commit (value 1)")
+        .labelNames("version", "revision")
+        .register(registry)
+        .addLabelValues(BuildInfo.current().version(), BuildInfo.current().revision());
     FileTailer t = agent.tailer();
     CounterWithCallback.builder()
         .name("cudawatch_agent_lines_read_total")

@@ -1,5 +1,8 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
@@ -37,8 +40,11 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "run",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = "Run a training command and ship its output to Kafka.")
 public final class RunMain implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Option(
       names = "--job",
       paramLabel = "ID",
@@ -73,7 +79,7 @@ public final class RunMain implements Callable<Integer> {
   List<String> command = new ArrayList<>();
 
   public static void main(String[] args) {
-    CommandLine cl = new CommandLine(new RunMain());
+    CommandLine cl = Cli.commandLine(new RunMain());
     cl.setStopAtPositional(true);
     System.exit(cl.execute(args));
   }

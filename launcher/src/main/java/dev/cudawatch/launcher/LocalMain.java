@@ -1,7 +1,11 @@
 package dev.cudawatch.launcher;
 
 import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
+import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,11 +20,14 @@ import picocli.CommandLine.Option;
 @Command(
     name = "local",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = {
       "Run everything in one process: an embedded Kafka broker, the Flink job on a local MiniCluster,",
       "the alerts server and the agent following a directory of training logs."
     })
 public final class LocalMain implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Option(
       names = "--data-dir",
       paramLabel = "DIR",
@@ -93,7 +100,7 @@ public final class LocalMain implements Callable<Integer> {
   boolean noGpuSamples;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new LocalMain()).execute(args));
+    System.exit(Cli.commandLine(new LocalMain()).execute(args));
   }
 
   @Override
@@ -106,6 +113,8 @@ public final class LocalMain implements Callable<Integer> {
       System.err.println("cudawatch local: " + e.getMessage());
       return 2;
     }
+    // a bad catalog fails now, with its file and line, before anything starts
+    new CatalogLoader().load(catalogs.stream().map(Path::of).toList());
     if (replay != null && !Files.isDirectory(replay)) {
       System.err.println("cudawatch local: --replay " + replay + " is not a directory");
       return 2;

@@ -1,11 +1,16 @@
 package dev.cudawatch.processor;
 
 import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
+import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.JobFailure;
+import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import dev.cudawatch.processor.rules.RuleSet;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,8 +34,11 @@ import picocli.CommandLine.Option;
 @Command(
     name = "processor",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = "Run the cudawatch Flink job against a Kafka cluster.")
 public final class ProcessorMain implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   public static final String JOB_NAME = "cudawatch-processor";
 
   @Option(names = "--config", paramLabel = "FILE", description = "processor YAML configuration")
@@ -67,7 +75,7 @@ public final class ProcessorMain implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new ProcessorMain()).execute(args));
+    System.exit(Cli.commandLine(new ProcessorMain()).execute(args));
   }
 
   @Override
@@ -142,15 +150,25 @@ public final class ProcessorMain implements Callable<Integer> {
     return c;
   }
 
+  private static byte[] readListed(String file, String key) {
+    try {
+      return Files.readAllBytes(Path.of(file));
+    } catch (IOException e) {
+      throw ConfigException.atKey(key, file + ": cannot read: " + e.getMessage());
+    }
+  }
+
   /** The job with Kafka source and sinks. */
   public static ProcessorJob job(ProcessorSettings s) throws IOException {
     Map<String, byte[]> catalogs = new LinkedHashMap<>();
     for (String c : s.catalogs()) {
-      catalogs.put(c, Files.readAllBytes(Path.of(c)));
+      catalogs.put(c, readListed(c, "catalogs"));
     }
+    // a bad catalog fails here, with its file and line, not later inside the running job
+    new CatalogLoader().loadTexts(catalogs);
     Map<String, byte[]> ruleFiles = new LinkedHashMap<>();
     for (String r : s.rules()) {
-      ruleFiles.put(r, Files.readAllBytes(Path.of(r)));
+      ruleFiles.put(r, readListed(r, "rules"));
     }
     return new ProcessorJob(
         KafkaConnectors.logSource(s),

@@ -1,5 +1,8 @@
 package dev.cudawatch.simulator;
 
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
@@ -16,11 +19,14 @@ import picocli.CommandLine.Option;
 @Command(
     name = "simulate",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description =
         "Write the logs of a simulated GPU fleet with injected failures of every class, as files"
             + " for agents or straight into Kafka, and a ground-truth file of what should be"
             + " detected. Seeded and deterministic.")
 public final class SimulateMain implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Option(names = "--hosts", defaultValue = "4", description = "nodes (default: ${DEFAULT-VALUE})")
   int hosts;
 
@@ -84,7 +90,7 @@ public final class SimulateMain implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new SimulateMain()).execute(args));
+    System.exit(Cli.commandLine(new SimulateMain()).execute(args));
   }
 
   @Override

@@ -1,11 +1,13 @@
 package dev.cudawatch.alerts.metrics;
 
 import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.common.cli.BuildInfo;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import java.time.Duration;
@@ -40,6 +42,13 @@ public final class AlertsMetrics {
   private final SeriesLimiter gpuSeries;
 
   public AlertsMetrics(AlertsSettings s) {
+    // which build this is, as Prometheus' own prometheus_build_info
+    Info.builder()
+        .name("cudawatch_build_info")
+        .help("The build: version and git commit (value 1)")
+        .labelNames("version", "revision")
+        .register(registry)
+        .addLabelValues(BuildInfo.current().version(), BuildInfo.current().revision());
     this.hostLabel = s.hostLabel();
     this.allowedJobs = Set.copyOf(s.allowedJobLabels());
     capped =

@@ -1,9 +1,16 @@
 package dev.cudawatch.common.config;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonDeserializer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.deser.DeserializationProblemHandler;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -13,6 +20,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,6 +41,7 @@ public final class ConfigLoader {
           .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
           .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
           .findAndAddModules()
           .build();
 
@@ -47,33 +57,30 @@ public final class ConfigLoader {
     this.env = env;
   }
 
-  /** Loads {@code type} from {@code file} (null for defaults only) and the environment. */
+  /**
+   * Loads {@code type} from {@code file} (null for defaults only) and the environment. Every error
+   * is a {@link ConfigException} whose message reads {@code file:line: key: reason} (or {@code
+   * environment variable NAME: key: reason}).
+   */
   public <T> T load(Path file, Class<T> type) {
     String origin = file == null ? "defaults" : file.toString();
-    ObjectNode tree = readTree(file);
+    byte[] text = read(file);
+    ObjectNode tree = readTree(origin, text);
     Map<String, String> fromEnv = applyEnv(tree);
     T config;
     try {
       config = YAML.treeToValue(tree, type);
     } catch (UnrecognizedPropertyException e) {
       String key = dotted(e.getPath());
-      String envVar = fromEnv.get(key);
       String known =
           e.getKnownPropertyIds().stream()
               .map(Object::toString)
               .sorted()
               .collect(Collectors.joining(", "));
-      throw new ConfigException(
-          (envVar != null ? "environment variable " + envVar : origin)
-              + ": unknown key '"
-              + key
-              + "' (known keys here: "
-              + known
-              + ")");
+      throw located(origin, text, fromEnv, key, "unknown key (known keys here: " + known + ")");
     } catch (MismatchedInputException e) {
       String key = dotted(e.getPath());
-      throw new ConfigException(
-          origin + ": bad value for '" + key + "': " + firstLine(e.getOriginalMessage()));
+      throw located(origin, text, fromEnv, key, "bad value: " + firstLine(e.getOriginalMessage()));
     } catch (IOException | IllegalArgumentException e) {
       throw new ConfigException(origin + ": " + firstLine(e.getMessage()), e);
     }
@@ -84,30 +91,161 @@ public final class ConfigLoader {
       try {
         v.validate("");
       } catch (ConfigException e) {
-        throw new ConfigException(origin + ": " + e.getMessage(), e);
+        if (e.key() == null) {
+          throw new ConfigException(origin + ": " + e.getMessage(), e);
+        }
+        String reason = e.getMessage().substring(e.key().length() + 2);
+        ConfigException out = located(origin, text, fromEnv, e.key(), reason);
+        out.initCause(e);
+        throw out;
       }
     }
     return config;
   }
 
-  private ObjectNode readTree(Path file) {
-    if (file == null) {
-      return JsonNodeFactory.instance.objectNode();
+  /**
+   * Checks an already loaded configuration again (after command-line overrides), with the same
+   * {@code file:line: key: reason} messages.
+   */
+  public void validate(Path file, Validated config) {
+    try {
+      config.validate("");
+    } catch (ConfigException e) {
+      if (e.key() == null) {
+        throw e;
+      }
+      String origin = file == null ? "defaults" : file.toString();
+      String reason = e.getMessage().substring(e.key().length() + 2);
+      throw located(origin, read(file), Map.of(), e.key(), reason);
     }
-    if (!Files.isReadable(file)) {
+  }
+
+  /**
+   * Every problem of {@code file} as {@code type}, one {@code file:line: key: reason} line each,
+   * without the environment (for {@code cudawatch check}): all unknown keys, then the first bad
+   * value or failed check; empty when the file is fine.
+   */
+  public static List<String> problems(Path file, Class<?> type) {
+    String origin = file.toString();
+    List<String> problems = new ArrayList<>();
+    byte[] text;
+    ObjectNode tree;
+    try {
+      text = read(file);
+      tree = readTree(origin, text);
+    } catch (ConfigException e) {
+      return List.of(e.getMessage());
+    }
+    ObjectMapper collecting =
+        YAML.copy()
+            .addHandler(
+                new DeserializationProblemHandler() {
+                  @Override
+                  public boolean handleUnknownProperty(
+                      DeserializationContext ctxt,
+                      JsonParser p,
+                      JsonDeserializer<?> deserializer,
+                      Object bean,
+                      String name)
+                      throws IOException {
+                    String key = path(p.getParsingContext(), name);
+                    problems.add(located(origin, text, Map.of(), key, "unknown key").getMessage());
+                    p.skipChildren();
+                    return true;
+                  }
+                });
+    try {
+      Object config = collecting.treeToValue(tree, type);
+      if (config instanceof Validated v) {
+        new ConfigLoader("", Map.of()).validate(file, v);
+      }
+    } catch (ConfigException e) {
+      problems.add(e.getMessage());
+    } catch (MismatchedInputException e) {
+      problems.add(
+          located(
+                  origin,
+                  text,
+                  Map.of(),
+                  dotted(e.getPath()),
+                  "bad value: " + firstLine(e.getOriginalMessage()))
+              .getMessage());
+    } catch (IOException | IllegalArgumentException e) {
+      problems.add(origin + ": " + firstLine(e.getMessage()));
+    }
+    // in the file's order, as a person reads it (binding visits keys in the record's order)
+    problems.sort(java.util.Comparator.comparingInt(p -> lineIn(p, origin)));
+    return problems;
+  }
+
+  private static int lineIn(String problem, String origin) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("^" + java.util.regex.Pattern.quote(origin) + ":(\\d+):")
+            .matcher(problem);
+    return m.find() ? Integer.parseInt(m.group(1)) : Integer.MAX_VALUE;
+  }
+
+  /** The dotted key of a field {@code name} read in parser context {@code ctx}. */
+  private static String path(JsonStreamContext ctx, String name) {
+    java.util.Deque<String> parts = new java.util.ArrayDeque<>();
+    for (JsonStreamContext c = ctx; c != null && !c.inRoot(); c = c.getParent()) {
+      if (c.inObject() && c.getCurrentName() != null) {
+        parts.addFirst("." + c.getCurrentName());
+      } else if (c.inArray() && c.getCurrentIndex() >= 0) {
+        parts.addFirst("[" + c.getCurrentIndex() + "]");
+      }
+    }
+    String joined = String.join("", parts);
+    if (!joined.endsWith("." + name)) {
+      joined = joined + "." + name;
+    }
+    return joined.startsWith(".") ? joined.substring(1) : joined;
+  }
+
+  private static ConfigException located(
+      String origin, byte[] text, Map<String, String> fromEnv, String key, String reason) {
+    String envVar = fromEnv.get(key);
+    if (envVar != null) {
+      return ConfigException.atKey("environment variable " + envVar + ": " + key, reason);
+    }
+    int line = YamlLines.lineOf(text, key);
+    String where = line > 0 ? origin + ":" + line : origin;
+    return new ConfigException(where + ": " + key + ": " + reason);
+  }
+
+  private static byte[] read(Path file) {
+    if (file == null) {
+      return null;
+    }
+    if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
       throw new ConfigException(file + ": cannot read the configuration file");
     }
     try {
-      JsonNode node = YAML.readTree(file.toFile());
+      return Files.readAllBytes(file);
+    } catch (IOException e) {
+      throw new ConfigException(file + ": cannot read the configuration file: " + e.getMessage());
+    }
+  }
+
+  private static ObjectNode readTree(String origin, byte[] text) {
+    if (text == null) {
+      return JsonNodeFactory.instance.objectNode();
+    }
+    try {
+      JsonNode node = YAML.readTree(text);
       if (node == null || node.isMissingNode() || node.isNull()) {
         return JsonNodeFactory.instance.objectNode();
       }
       if (!node.isObject()) {
-        throw new ConfigException(file + ": the top level must be a mapping of keys");
+        throw new ConfigException(origin + ":1: the top level must be a mapping of keys");
       }
       return (ObjectNode) node;
+    } catch (JsonProcessingException e) {
+      String where = e.getLocation() != null ? origin + ":" + e.getLocation().getLineNr() : origin;
+      throw new ConfigException(
+          where + ": not valid YAML: " + firstLine(e.getOriginalMessage()), e);
     } catch (IOException e) {
-      throw new ConfigException(file + ": not valid YAML: " + firstLine(e.getMessage()), e);
+      throw new ConfigException(origin + ": not valid YAML: " + firstLine(e.getMessage()), e);
     }
   }
 

@@ -12,7 +12,7 @@ public interface Validated {
   /** Fails with {@code path: message} unless {@code ok}. */
   static void require(boolean ok, String path, String message) {
     if (!ok) {
-      throw new ConfigException(path + ": " + message);
+      throw ConfigException.atKey(path, message);
     }
   }
 }

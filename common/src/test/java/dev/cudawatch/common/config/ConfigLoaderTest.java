@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,26 +55,61 @@ class ConfigLoaderTest {
         assertThrows(
             ConfigException.class, () -> new ConfigLoader("APP", Map.of()).load(f, Sample.class));
     assertTrue(
-        e.getMessage().contains("unknown key 'prot'") && e.getMessage().contains("port"),
+        e.getMessage().startsWith(f + ":1: prot: unknown key (known keys here:")
+            && e.getMessage().contains("port"),
         e.getMessage());
     Files.writeString(f, "port: many\n");
     e =
         assertThrows(
             ConfigException.class, () -> new ConfigLoader("APP", Map.of()).load(f, Sample.class));
-    assertTrue(e.getMessage().contains("bad value for 'port'"), e.getMessage());
+    assertTrue(e.getMessage().startsWith(f + ":1: port: bad value: "), e.getMessage());
     Files.writeString(f, "kafka:\n  bootstrap_servers: nohost\n");
     e =
         assertThrows(
             ConfigException.class, () -> new ConfigLoader("APP", Map.of()).load(f, Sample.class));
-    assertTrue(
-        e.getMessage().contains("kafka.bootstrap_servers")
-            && e.getMessage().contains("not host:port"),
-        e.getMessage());
+    assertEquals(f + ":2: kafka.bootstrap_servers: 'nohost' is not host:port", e.getMessage());
     e =
         assertThrows(
             ConfigException.class,
             () ->
                 new ConfigLoader("APP", Map.of()).load(dir.resolve("missing.yaml"), Sample.class));
     assertTrue(e.getMessage().contains("cannot read"), e.getMessage());
+  }
+
+  @Test
+  void checkListsEveryUnknownKeyWithItsLineAndEnvironmentErrorsNameTheVariable() throws Exception {
+    Path f = dir.resolve("many.yaml");
+    Files.writeString(f, "prot: 1\nkafka:\n  bootstrap_servers: a:1\n  propertes: {}\n");
+    assertEquals(
+        List.of(f + ":1: prot: unknown key", f + ":4: kafka.propertes: unknown key"),
+        ConfigLoader.problems(f, Sample.class));
+    Files.writeString(f, "port: 1\n");
+    assertEquals(List.of(), ConfigLoader.problems(f, Sample.class));
+    Files.writeString(f, "port: 1\nport: 2\n");
+    assertEquals(
+        List.of(f + ":2: not valid YAML: Duplicate field 'port'"),
+        ConfigLoader.problems(f, Sample.class));
+    ConfigException e =
+        assertThrows(
+            ConfigException.class,
+            () ->
+                new ConfigLoader("APP", Map.of("APP_KAFKA__BOOTSTRAP_SERVERS", "nohost"))
+                    .load(null, Sample.class));
+    assertEquals(
+        "environment variable APP_KAFKA__BOOTSTRAP_SERVERS: kafka.bootstrap_servers: 'nohost' is"
+            + " not host:port",
+        e.getMessage());
+  }
+
+  @Test
+  void yamlLinesFindsNestedKeysAndListItems() {
+    byte[] yaml =
+        "a: 1\nb:\n  c: 2\n  d:\n    - x: 1\n    - x: 2\n      y: 3\n"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    assertEquals(1, YamlLines.lineOf(yaml, "a"));
+    assertEquals(3, YamlLines.lineOf(yaml, "b.c"));
+    assertEquals(7, YamlLines.lineOf(yaml, "b.d[1].y"));
+    assertEquals(2, YamlLines.lineOf(yaml, "b.missing"), "the deepest ancestor present");
+    assertEquals(0, YamlLines.lineOf(yaml, "nothing"));
   }
 }

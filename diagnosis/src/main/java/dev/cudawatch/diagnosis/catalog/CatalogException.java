@@ -1,7 +1,7 @@
 package dev.cudawatch.diagnosis.catalog;
 
 /** A catalog that cannot be loaded; the message gives the file, the line and the reason. */
-public final class CatalogException extends RuntimeException {
+public final class CatalogException extends dev.cudawatch.common.config.ConfigException {
   private static final long serialVersionUID = 1L;
 
   public CatalogException(String message) {

@@ -141,6 +141,8 @@ public final class CatalogLoader {
           StrictYaml.readList(p, t, file, "signatures", SignatureSpec.class, specs);
           specs.forEach(l -> out.add(new Located(l.value(), l.origin())));
         });
+    // a catalog's own test cases (bin/cudawatch catalog test, CatalogTests) are not signatures
+    sections.put("tests", (p, t) -> p.skipChildren());
     StrictYaml.read(in, file, sections);
   }
 

@@ -1,5 +1,8 @@
 package dev.cudawatch.diagnosis.cli;
 
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.diagnosis.taxonomy.TaxonomyDoc;
 import java.io.PrintStream;
@@ -13,12 +16,15 @@ import picocli.CommandLine.Option;
 @Command(
     name = "classes",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = {
       "List the incident classes: id, default severity and suspect, title.",
       "With --xids, NVIDIA's Xid catalog with the verdict of each code. docs/taxonomy.md has the"
           + " advice."
     })
 public final class ClassesCommand implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Option(
       names = "--xids",
       description = "list the Xid catalog instead: code, verdict, severity, meaning")
@@ -40,7 +46,7 @@ public final class ClassesCommand implements Callable<Integer> {
             new java.io.FileOutputStream(java.io.FileDescriptor.out),
             false,
             StandardCharsets.UTF_8);
-    int code = new CommandLine(new ClassesCommand(out)).execute(args);
+    int code = Cli.commandLine(new ClassesCommand(out)).execute(args);
     out.flush();
     System.exit(code);
   }

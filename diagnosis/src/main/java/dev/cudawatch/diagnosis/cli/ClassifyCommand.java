@@ -1,5 +1,8 @@
 package dev.cudawatch.diagnosis.cli;
 
+import dev.cudawatch.common.cli.Cli;
+import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CatalogException;
@@ -23,6 +26,7 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "classify",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = {
       "Diagnose CUDA, PyTorch, NCCL and GPU-driver failures in log files.",
       "Reads each FILE ('-' for stdin) and reports its incidents: the root cause first, what it means and what to do next.",
@@ -30,10 +34,13 @@ import picocli.CommandLine.Parameters;
     },
     exitCodeListHeading = "%nExit status:%n",
     exitCodeList = {
-      "0:every file was read",
+      "0:every file was read (and, with --fail-on, no incident at or above it)",
+      "1:with --fail-on SEVERITY: an incident at or above SEVERITY was found",
       "2:a file could not be read, or the catalog is invalid"
     })
 public final class ClassifyCommand implements Callable<Integer> {
+  @CommandLine.Mixin LogOptions logOptions;
+
   @Parameters(
       paramLabel = "FILE",
       arity = "1..*",
@@ -55,6 +62,17 @@ public final class ClassifyCommand implements Callable<Integer> {
       description = "colour the report (default: when stdout is a terminal)")
   Boolean color;
 
+  /** Severities from least to most severe; {@code --fail-on} compares by this order. */
+  static final List<String> SEVERITY_ORDER = List.of("info", "warning", "error", "critical");
+
+  @Option(
+      names = "--fail-on",
+      paramLabel = "SEVERITY",
+      description =
+          "exit 1 when an incident at or above SEVERITY is found: info, warning, error, critical"
+              + " (for CI steps and Slurm epilogs)")
+  String failOn;
+
   private final PrintStream out;
   private final PrintStream err;
   private final InputStream stdin;
@@ -75,13 +93,21 @@ public final class ClassifyCommand implements Callable<Integer> {
             new java.io.FileOutputStream(java.io.FileDescriptor.out),
             false,
             StandardCharsets.UTF_8);
-    int code = new CommandLine(new ClassifyCommand(out, System.err, System.in)).execute(args);
+    int code = Cli.commandLine(new ClassifyCommand(out, System.err, System.in)).execute(args);
     out.flush();
     System.exit(code);
   }
 
   @Override
   public Integer call() {
+    if (failOn != null && !SEVERITY_ORDER.contains(failOn)) {
+      err.println(
+          "cudawatch classify: --fail-on: unknown severity '"
+              + failOn
+              + "' (use info, warning, error, critical)");
+      return 2;
+    }
+    boolean failed = false;
     Catalog catalog;
     try {
       catalog = Catalog.load(catalogs);
@@ -102,6 +128,7 @@ public final class ClassifyCommand implements Callable<Integer> {
         List<Incident> incidents = classifier.classify(in, file, progress::update);
         progress.done();
         report.file(file, incidents);
+        failed |= failOn != null && incidents.stream().anyMatch(this::atOrAboveFailOn);
       } catch (IOException | RuntimeException e) {
         err.println("cudawatch classify: " + file + ": " + describe(e));
         status = 2;
@@ -110,7 +137,11 @@ public final class ClassifyCommand implements Callable<Integer> {
     }
     report.end();
     out.flush();
-    return status;
+    return status != 0 ? status : failed ? 1 : 0;
+  }
+
+  private boolean atOrAboveFailOn(Incident i) {
+    return SEVERITY_ORDER.indexOf(i.severity()) >= SEVERITY_ORDER.indexOf(failOn);
   }
 
   private static String describe(Exception e) {
