@@ -253,7 +253,36 @@ public record AgentSettings(
         kubernetes);
   }
 
-  /** The same settings with other attribution sources (tests). */
+  /** The same settings with another nvidia-smi binary ({@code cudawatch local}, tests). */
+  public AgentSettings withNvidiaSmi(String binary) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        binary,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
+        runSpoolRoot,
+        slurm,
+        kubernetes);
+  }
+
+  /** The same settings with other attribution sources (tests, {@code cudawatch local}). */
   public AgentSettings withAttribution(SlurmSourceSettings s, KubernetesSourceSettings k) {
     return new AgentSettings(
         kafka,
