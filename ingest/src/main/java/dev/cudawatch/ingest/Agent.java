@@ -58,7 +58,8 @@ public final class Agent implements Runnable, AutoCloseable {
     this.positions = new PositionStore(Path.of(settings.stateDir()));
     this.tailer =
         new FileTailer(
-            settings.files(),
+            FileGlob.paths(settings.files(), null),
+            FileGlob.paths(settings.files(), FileGlob.Format.CRI),
             positions.load(),
             settings.maxLineBytes(),
             settings.readBudgetBytes(),
@@ -161,11 +162,13 @@ public final class Agent implements Runnable, AutoCloseable {
   private LogRecord record(
       String source, String sourceId, FramedLine l, RecordKind kind, String stream) {
     var now = clock.instant();
-    return LogRecord.builder().host(settings.host()).job(settings.job()).kind(kind).stream(stream)
+    // a container log's line carries its stream and the runtime's time of writing
+    return LogRecord.builder().host(settings.host()).job(settings.job()).kind(kind).stream(
+            l.stream() != null ? l.stream() : stream)
         .source(source)
         .sourceId(sourceId)
         .offset(l.start())
-        .eventTime(now)
+        .eventTime(l.time() != null ? l.time() : now)
         .ingestTime(now)
         .text(l.text())
         .raw(settings.keepRaw() ? l.raw() : null)

@@ -46,7 +46,7 @@ public final class AgentMain implements Callable<Integer> {
     AgentSettings s =
         new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
     if (bootstrap != null) {
-      s = s.with(s.kafka().withBootstrapServers(bootstrap), s.files(), s.stateDir());
+      s = s.withFiles(s.kafka().withBootstrapServers(bootstrap), s.files(), s.stateDir());
     }
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch closed = new CountDownLatch(1);

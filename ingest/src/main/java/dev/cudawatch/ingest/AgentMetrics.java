@@ -48,6 +48,10 @@ public final class AgentMetrics {
         "Lines longer than max_line_bytes, cut with a marker",
         agent::truncatedLines);
     counter(
+        "cudawatch_agent_cri_malformed_lines_total",
+        "Lines of files: entries with format cri not in the CRI format, shipped as they were",
+        t::criMalformed);
+    counter(
         "cudawatch_agent_rotations_total",
         "Files renamed away or deleted, drained before release",
         t::rotations);

@@ -2,14 +2,6 @@ package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.io.AtomicFiles;
 import dev.cudawatch.common.wire.LogRecord;
-import dev.cudawatch.ingest.attribution.AttributionChain;
-import dev.cudawatch.ingest.attribution.FileAttribution;
-import dev.cudawatch.ingest.attribution.FileSource;
-import dev.cudawatch.ingest.attribution.GpuInventory;
-import dev.cudawatch.ingest.attribution.KubernetesAttribution;
-import dev.cudawatch.ingest.attribution.PodResourcesClient;
-import dev.cudawatch.ingest.attribution.ProcessScan;
-import dev.cudawatch.ingest.attribution.SlurmAttribution;
 import dev.cudawatch.ingest.ship.DeadLetters;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
@@ -59,7 +51,7 @@ public final class AgentRuntime implements AutoCloseable {
   private KernelLogSource kernel;
   private GpuMemorySampler sampler;
   private HTTPServer http;
-  private PodResourcesClient podResources;
+  private AttributionSources attribution;
 
   public AgentRuntime(AgentSettings settings, Clock clock) throws IOException {
     this.settings = settings;
@@ -90,7 +82,8 @@ public final class AgentRuntime implements AutoCloseable {
   public void start(boolean stdin) throws IOException {
     start(forwarder, "spool", false);
     adoptRunSpools();
-    agent.attributeFiles(attributionSources());
+    attribution = AttributionSources.open(settings, clock);
+    agent.attributeFiles(attribution.chain());
     start(agent, "files", false);
     Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
@@ -272,63 +265,6 @@ public final class AgentRuntime implements AutoCloseable {
     return spool;
   }
 
-  /**
-   * The node's attribution sources for followed files, in order of trust: Slurm (sidecars, path
-   * patterns, scontrol), Kubernetes (the kubelet's PodResources, when its socket is mounted), then
-   * the process writing the file (/proc). The line's own text still wins downstream. Null when none
-   * is on.
-   */
-  private AttributionChain attributionSources() {
-    GpuInventory inventory = GpuInventory.query(settings.nvidiaSmi());
-    List<FileSource> sources = new java.util.ArrayList<>();
-    List<String> off = new java.util.ArrayList<>();
-    SlurmSourceSettings slurm = settings.slurm();
-    if (slurm.enabled()) {
-      String node = slurm.nodeName() != null ? slurm.nodeName() : settings.host().split("\\.")[0];
-      sources.add(
-          new SlurmAttribution(
-              Path.of(slurm.sidecarDir()),
-              slurm.patterns(),
-              slurm.scontrol().isBlank() ? null : SlurmAttribution.scontrol(slurm.scontrol()),
-              node,
-              inventory,
-              clock,
-              5_000,
-              slurm.cacheTtlMs(),
-              slurm.maxJobs()));
-    } else {
-      off.add("slurm (slurm.enabled: false)");
-    }
-    KubernetesSourceSettings k8s = settings.kubernetes();
-    Path socket = Path.of(k8s.podResourcesSocket());
-    if (!k8s.enabled()) {
-      off.add("kubernetes (kubernetes.enabled: false)");
-    } else if (!Files.exists(socket)) {
-      off.add("kubernetes (no " + socket + ")");
-    } else {
-      try {
-        podResources =
-            new PodResourcesClient(
-                socket, java.time.Duration.ofMillis(k8s.timeoutMs()), k8s.maxContainers());
-        sources.add(
-            new KubernetesAttribution(podResources, inventory, clock, k8s.cacheTtlMs(), 2_000));
-      } catch (IOException e) {
-        off.add("kubernetes (" + e.getMessage() + ")");
-      }
-    }
-    if (Files.isDirectory(Path.of("/proc/self/fd"))) {
-      // a followed log's lines take the job, rank and GPU of the process writing it
-      sources.add(new FileAttribution(ProcessScan.forNode(settings.nvidiaSmi()), clock, 60_000));
-    } else {
-      off.add("writing process (no /proc/self/fd)");
-    }
-    LOG.info(
-        "attribution sources: {}{}",
-        sources.stream().map(x -> x.getClass().getSimpleName()).toList(),
-        off.isEmpty() ? "" : "; off: " + String.join(", ", off));
-    return sources.isEmpty() ? null : new AttributionChain(sources);
-  }
-
   @Override
   public void close() throws IOException {
     health.stopping();
@@ -354,8 +290,8 @@ public final class AgentRuntime implements AutoCloseable {
               }
             },
             () -> {
-              if (podResources != null) {
-                podResources.close();
+              if (attribution != null) {
+                attribution.close();
               }
             },
             lock::release,

@@ -10,7 +10,8 @@ import java.util.List;
  * @param kafka where to ship
  * @param host this node's name (default: the hostname)
  * @param job job id for every record (default: from SLURM_JOB_ID, TORCHELASTIC_RUN_ID, ...)
- * @param files globs of training logs to follow
+ * @param files globs of training logs to follow: strings, or {@code {path: GLOB, format: cri}} for
+ *     container logs in the CRI format (see {@link FileGlob})
  * @param stateDir where file positions are checkpointed
  * @param pollIntervalMs how often files are checked for new lines
  * @param checkpointIntervalMs how often positions are written
@@ -44,7 +45,7 @@ public record AgentSettings(
     KafkaSettings kafka,
     String host,
     String job,
-    List<String> files,
+    List<FileGlob> files,
     String stateDir,
     Long pollIntervalMs,
     Long checkpointIntervalMs,
@@ -101,6 +102,14 @@ public record AgentSettings(
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
+    return withFiles(k, FileGlob.plain(globs), state);
+  }
+
+  /**
+   * The same settings shipping to {@code k}, following {@code globs}, keeping state in {@code
+   * state}.
+   */
+  public AgentSettings withFiles(KafkaSettings k, List<FileGlob> globs, String state) {
     return new AgentSettings(
         k,
         host,
@@ -244,7 +253,36 @@ public record AgentSettings(
         kubernetes);
   }
 
-  /** The same settings with other attribution sources (tests). */
+  /** The same settings with another nvidia-smi binary ({@code cudawatch local}, tests). */
+  public AgentSettings withNvidiaSmi(String binary) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        pollIntervalMs,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        binary,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
+        runSpoolRoot,
+        slurm,
+        kubernetes);
+  }
+
+  /** The same settings with other attribution sources (tests, {@code cudawatch local}). */
   public AgentSettings withAttribution(SlurmSourceSettings s, KubernetesSourceSettings k) {
     return new AgentSettings(
         kafka,

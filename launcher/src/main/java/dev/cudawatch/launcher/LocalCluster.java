@@ -8,6 +8,8 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.Agent;
 import dev.cudawatch.ingest.AgentSettings;
+import dev.cudawatch.ingest.AttributionSources;
+import dev.cudawatch.ingest.SlurmSourceSettings;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.streams.GpuMemorySampler;
 import dev.cudawatch.ingest.streams.KernelLogSource;
@@ -161,15 +163,38 @@ public final class LocalCluster implements AutoCloseable {
       long n = agent.replay(options.replayDir());
       console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
     }
-    startNodeSources(ag.host());
+    startNodeSources(ag);
     agentThread = new Thread(agent, "cudawatch-agent");
     agentThread.setDaemon(true);
     agentThread.start();
     health.register("agent", agent::started);
   }
 
+  /**
+   * The agent's settings as a workstation's attribution needs them: the nvidia-smi that was found
+   * (null: the agent's default, if the machine has one), and Slurm only where its prolog's sidecar
+   * directory exists (a Slurm node); Kubernetes is used only where the kubelet's socket exists.
+   */
+  static AgentSettings workstation(AgentSettings ag, String nvidiaSmi) {
+    SlurmSourceSettings s = ag.slurm();
+    SlurmSourceSettings slurm =
+        s.enabled() && Files.isDirectory(Path.of(s.sidecarDir()))
+            ? s
+            : new SlurmSourceSettings(
+                false,
+                s.sidecarDir(),
+                s.pathPatterns(),
+                s.scontrol(),
+                s.nodeName(),
+                s.cacheTtlMs(),
+                s.maxJobs());
+    return ag.withAttribution(slurm, ag.kubernetes())
+        .withNvidiaSmi(nvidiaSmi != null ? nvidiaSmi : ag.nvidiaSmi());
+  }
+
   /** Kernel log and GPU memory, as the agent runtime has them on a GPU node, or replayed. */
-  private void startNodeSources(String host) throws IOException {
+  private void startNodeSources(AgentSettings agentSettings) throws IOException {
+    String host = agentSettings.host();
     Map<String, Integer> pci = new java.util.HashMap<>();
     if (nodeSources.gpuSamples() != null) {
       RecordedSamples replay =
@@ -192,14 +217,13 @@ public final class LocalCluster implements AutoCloseable {
       daemon(sampler, "cudawatch-nvidia-smi");
       stops.add(sampler::stop);
     }
-    if (nodeSources.nvidiaSmi() != null && Files.isDirectory(Path.of("/proc/self/fd"))) {
-      // on a GPU machine a log's lines take the job, rank and GPU of the process writing it
-      agent.attributeFiles(
-          new dev.cudawatch.ingest.attribution.FileAttribution(
-              dev.cudawatch.ingest.attribution.ProcessScan.forNode(nodeSources.nvidiaSmi()),
-              Clock.systemUTC(),
-              60_000));
-    }
+    // the agent runtime's attribution chain, with the sources a workstation has: a log's lines
+    // take the job, rank and GPU of the process writing it; Slurm and Kubernetes where present
+    AttributionSources attribution =
+        AttributionSources.open(
+            workstation(agentSettings, nodeSources.nvidiaSmi()), Clock.systemUTC());
+    stops.add(attribution::close);
+    agent.attributeFiles(attribution.chain());
     String kernel = nodeSources.kernelLog();
     if ("/dev/kmsg".equals(kernel)) {
       KernelLogSource k =

@@ -41,6 +41,8 @@ public final class FileTailer implements AutoCloseable {
   private static final long REWIND_BACKOFF_MS = 1000;
 
   private final List<GlobScanner> scanners = new ArrayList<>();
+  private final List<GlobScanner> criMatchers = new ArrayList<>();
+  private final AtomicLong criMalformed = new AtomicLong();
   private final Map<String, TailedFile> tracked = new LinkedHashMap<>(); // identity -> file
   private final List<TailedFile> retiring = new ArrayList<>();
   private final Map<String, FilePosition> checkpoint = new HashMap<>(); // identity -> position
@@ -90,9 +92,36 @@ public final class FileTailer implements AutoCloseable {
       long closeInactiveMs,
       long scanIntervalMs,
       LongSupplier nowMs) {
+    this(
+        globs,
+        List.of(),
+        positions,
+        maxLineBytes,
+        readBudget,
+        closeInactiveMs,
+        scanIntervalMs,
+        nowMs);
+  }
+
+  /**
+   * @param criGlobs those of {@code globs} whose files are container logs in the CRI format,
+   *     decoded by {@link dev.cudawatch.ingest.framing.CriLineDecoder}
+   */
+  public FileTailer(
+      List<String> globs,
+      List<String> criGlobs,
+      Map<String, FilePosition> positions,
+      int maxLineBytes,
+      long readBudget,
+      long closeInactiveMs,
+      long scanIntervalMs,
+      LongSupplier nowMs) {
     this.scanIntervalMs = scanIntervalMs;
     for (String g : globs) {
       scanners.add(new GlobScanner(g, refused));
+    }
+    for (String g : criGlobs) {
+      criMatchers.add(new GlobScanner(g, refused));
     }
     for (FilePosition p : positions.values()) {
       checkpoint.put(p.identity(), p);
@@ -316,7 +345,8 @@ public final class FileTailer implements AutoCloseable {
                   && TailedFile.fingerprint(c, old.headLength()) == old.headHash();
         }
         if (same) {
-          TailedFile copy = new TailedFile(p, id, old, maxLineBytes, now);
+          TailedFile copy =
+              new TailedFile(p, id, old, maxLineBytes, now, criCounter(Path.of(old.path())));
           if (present.containsKey(id)) {
             tracked.put(id, copy); // the copy matches the glob: follow it as the old stream
           } else {
@@ -400,7 +430,7 @@ public final class FileTailer implements AutoCloseable {
 
   private TailedFile open(Path p, String id, FilePosition from, long now) {
     try {
-      TailedFile f = new TailedFile(p, id, from, maxLineBytes, now);
+      TailedFile f = new TailedFile(p, id, from, maxLineBytes, now, criCounter(p));
       tracked.put(id, f);
       return f;
     } catch (FileIdentity.NotRegularFileException e) {
@@ -413,6 +443,16 @@ public final class FileTailer implements AutoCloseable {
     }
     if (from != null) {
       dormant.put(id, from); // keep its position: it may be readable again later
+    }
+    return null;
+  }
+
+  /** The malformed-line counter when {@code p} is a CRI container log, else null (plain). */
+  private AtomicLong criCounter(Path p) {
+    for (GlobScanner m : criMatchers) {
+      if (m.matches(p)) {
+        return criMalformed;
+      }
     }
     return null;
   }
@@ -517,6 +557,11 @@ public final class FileTailer implements AutoCloseable {
   /** Links, pipes and devices matching a glob that were not read (each counted once). */
   public long refused() {
     return refused.count();
+  }
+
+  /** Lines of CRI container logs not in the CRI format, passed through as they were. */
+  public long criMalformed() {
+    return criMalformed.get();
   }
 
   public long unreadable() {

@@ -46,6 +46,11 @@ public final class GlobScanner {
     this.matcher = FileSystems.getDefault().getPathMatcher("glob:" + abs);
   }
 
+  /** True when {@code p} matches this glob. */
+  public boolean matches(Path p) {
+    return matcher.matches(p.toAbsolutePath().normalize());
+  }
+
   public Set<Path> scan() {
     Set<Path> out = new TreeSet<>();
     if (!Files.isDirectory(base)) {

@@ -1,5 +1,7 @@
 package dev.cudawatch.ingest.files;
 
+import dev.cudawatch.ingest.framing.CriLineDecoder;
+import dev.cudawatch.ingest.framing.FramedLine;
 import dev.cudawatch.ingest.framing.LineFramer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,6 +25,8 @@ public final class TailedFile implements AutoCloseable {
   private final FileChannel ch;
   private final int maxLineBytes;
   private LineFramer framer;
+  private final AtomicLong criMalformed;
+  private CriLineDecoder cri;
   private long readPos;
   private long emittedEnd;
   private final AtomicLong acked = new AtomicLong();
@@ -40,6 +44,22 @@ public final class TailedFile implements AutoCloseable {
 
   TailedFile(Path path, String identity, FilePosition from, int maxLineBytes, long nowMs)
       throws IOException {
+    this(path, identity, from, maxLineBytes, nowMs, null);
+  }
+
+  /**
+   * @param criMalformed non-null when the file is a CRI container log: its lines are decoded by a
+   *     {@link CriLineDecoder} counting malformed lines here
+   */
+  TailedFile(
+      Path path,
+      String identity,
+      FilePosition from,
+      int maxLineBytes,
+      long nowMs,
+      AtomicLong criMalformed)
+      throws IOException {
+    this.criMalformed = criMalformed;
     this.path = path;
     this.identity = identity;
     this.maxLineBytes = maxLineBytes;
@@ -53,7 +73,7 @@ public final class TailedFile implements AutoCloseable {
       this.headLen = from.headLength();
       this.headHash = from.headHash();
     }
-    this.framer = new LineFramer(maxLineBytes, true, readPos);
+    newFramer(readPos);
     this.lastGrowth = nowMs;
   }
 
@@ -108,7 +128,24 @@ public final class TailedFile implements AutoCloseable {
     ackedSource = sourceId;
     pass = new Pass();
     headLen = 0;
-    framer = new LineFramer(maxLineBytes, true, 0);
+    newFramer(0);
+  }
+
+  /** A fresh framer (and CRI decoder) reading from {@code at}. */
+  private void newFramer(long at) {
+    if (criMalformed == null) {
+      framer = new LineFramer(maxLineBytes, true, at);
+    } else {
+      framer = new LineFramer(maxLineBytes, false, false, at); // the decoder cleans the content
+      cri = new CriLineDecoder(maxLineBytes, true, criMalformed);
+    }
+  }
+
+  /** The framer's lines, through the CRI decoder for a container log. */
+  private java.util.function.Consumer<FramedLine> decoded(
+      java.util.function.Consumer<FramedLine> out) {
+    CriLineDecoder d = cri;
+    return d == null ? out : l -> d.accept(l, out);
   }
 
   /**
@@ -148,21 +185,26 @@ public final class TailedFile implements AutoCloseable {
         b,
         0,
         n,
-        l -> {
-          emittedEnd = l.end();
-          sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
-        });
+        decoded(
+            l -> {
+              emittedEnd = l.end();
+              sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
+            }));
   }
 
   /** Emits a last unterminated line: the file will not grow any more. */
   void flushPartial(LineSink sink) {
     String src = sourceId;
     Pass p = pass;
-    framer.flush(
+    java.util.function.Consumer<FramedLine> out =
         l -> {
           emittedEnd = l.end();
           sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
-        });
+        };
+    framer.flush(decoded(out));
+    if (cri != null) {
+      cri.flush(out);
+    }
   }
 
   private void ack(String src, Pass p, long end) {
@@ -196,7 +238,7 @@ public final class TailedFile implements AutoCloseable {
     pass = new Pass();
     readPos = acked.get();
     emittedEnd = readPos;
-    framer = new LineFramer(maxLineBytes, true, readPos);
+    newFramer(readPos);
     return true;
   }
 
@@ -205,7 +247,12 @@ public final class TailedFile implements AutoCloseable {
    * it can be closed and reopened later from its position without losing anything.
    */
   boolean idle(long nowMs, long idleMs) {
-    return nowMs - lastGrowth >= idleMs && !failed() && acked.get() >= emittedEnd;
+    // an open CRI group keeps the file open: closed, it would wake at once (its size is past the
+    // position), and its F line is due any moment
+    return nowMs - lastGrowth >= idleMs
+        && !failed()
+        && acked.get() >= emittedEnd
+        && (cri == null || !cri.hasPending());
   }
 
   FilePosition position() {

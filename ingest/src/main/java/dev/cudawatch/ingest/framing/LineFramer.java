@@ -26,6 +26,7 @@ public final class LineFramer {
 
   private byte[] line;
   private final boolean stripAnsi;
+  private final boolean redraw;
   private int len;
   private boolean overflow;
   private boolean pendingCr;
@@ -38,6 +39,15 @@ public final class LineFramer {
           .onUnmappableCharacter(CodingErrorAction.REPLACE);
 
   public LineFramer(int maxBytes, boolean stripAnsi, long startOffset) {
+    this(maxBytes, stripAnsi, true, startOffset);
+  }
+
+  /**
+   * @param redraw apply the bare {@code \r} rule; off for lines that carry a prefix of their own
+   *     (CRI container logs), whose decoder applies it to the content after the prefix
+   */
+  public LineFramer(int maxBytes, boolean stripAnsi, boolean redraw, long startOffset) {
+    this.redraw = redraw;
     this.maxBytes = maxBytes;
     this.line = new byte[Math.min(SMALL, maxBytes)];
     this.stripAnsi = stripAnsi;
@@ -61,7 +71,7 @@ public final class LineFramer {
       }
       if (b == '\n') {
         emit(out);
-      } else if (b == '\r') {
+      } else if (b == '\r' && redraw) {
         pendingCr = true;
       } else if (len < maxBytes) {
         if (len == line.length) {

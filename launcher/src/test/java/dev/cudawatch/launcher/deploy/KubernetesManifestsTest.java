@@ -131,6 +131,16 @@ class KubernetesManifestsTest {
             .load(Repo.temp(agent), AgentSettings.class);
     assertEquals("/dev/kmsg", a.kernelLog());
     assertEquals("gpu-node-1", a.host(), "the DaemonSet sets the host from the node name");
+    // container logs are followed in the runtime's CRI format, from the read-only hostPath mount
+    assertEquals(
+        List.of("/var/log/pods/*/*/*.log"),
+        dev.cudawatch.ingest.FileGlob.paths(a.files(), dev.cudawatch.ingest.FileGlob.Format.CRI));
+    assertTrue(
+        find(docs, "DaemonSet", "cudawatch-agent")
+            .at("/spec/template/spec/containers/0/volumeMounts")
+            .toString()
+            .contains("\"mountPath\":\"/var/log/pods\""),
+        "the agent mounts /var/log/pods");
     new ConfigLoader("CUDAWATCH_PROCESSOR", Map.of())
         .load(Repo.temp(processor), ProcessorSettings.class);
     Map<String, String> env = new HashMap<>();
