@@ -2,6 +2,7 @@ package dev.cudawatch.processor;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
@@ -141,13 +142,14 @@ public final class ProcessorMain implements Callable<Integer> {
       ruleFiles.put(r, Files.readAllBytes(Path.of(r)));
     }
     return new ProcessorJob(
-        KafkaConnectors.logSource(s),
-        KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
-        KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
-        KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
-        KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job),
-        s,
-        catalogs,
-        RuleSet.load(ruleFiles));
+            KafkaConnectors.logSource(s),
+            KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
+            KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
+            KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
+            KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job),
+            s,
+            catalogs,
+            RuleSet.load(ruleFiles))
+        .withActions(KafkaConnectors.<Action>exactlyOnceSink(s, Topics.ACTIONS, Action::id));
   }
 }
