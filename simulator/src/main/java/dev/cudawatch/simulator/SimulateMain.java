@@ -107,7 +107,7 @@ public final class SimulateMain implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
-    FleetSimulator sim = new FleetSimulator(s);
+    WithHealthScenarios sim = new WithHealthScenarios(s);
     long wallStart = System.currentTimeMillis();
     long[] lines = {0};
     try (AutoCloseable sink =
