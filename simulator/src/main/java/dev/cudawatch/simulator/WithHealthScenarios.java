@@ -12,13 +12,21 @@ public final class WithHealthScenarios {
   private final FleetSimulator fleet;
   private final HealthScenarios health;
 
+  private final boolean enabled;
+
   public WithHealthScenarios(SimSettings s) {
+    this(s, true);
+  }
+
+  /** With {@code enabled} false, the fleet alone (benchmarks that count the fleet's streams). */
+  public WithHealthScenarios(SimSettings s, boolean enabled) {
     this.fleet = new FleetSimulator(s);
     this.health = new HealthScenarios(s);
+    this.enabled = enabled;
   }
 
   public void run(Consumer<SimLine> out) {
-    List<SimLine> extra = health.lines();
+    List<SimLine> extra = enabled ? health.lines() : List.of();
     int[] next = {0};
     fleet.run(
         l -> {
@@ -35,7 +43,9 @@ public final class WithHealthScenarios {
   /** The fleet's truth and the scenarios', once {@link #run} returned. */
   public List<Expected> truth() {
     List<Expected> all = new ArrayList<>(fleet.truth());
-    all.addAll(health.truth());
+    if (enabled) {
+      all.addAll(health.truth());
+    }
     return all;
   }
 }

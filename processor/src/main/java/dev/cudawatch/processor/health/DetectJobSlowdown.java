@@ -29,7 +29,7 @@ public final class DetectJobSlowdown extends KeyedProcessFunction<String, StepSa
   private static final long serialVersionUID = 1L;
 
   /** Closed buckets remembered: the baseline and the recent run. */
-  static final int HISTORY = 64;
+  static final int HISTORY = 32;
 
   private final double ratio;
   private final long bucketMs;
@@ -73,6 +73,10 @@ public final class DetectJobSlowdown extends KeyedProcessFunction<String, StepSa
 
   @Override
   public void processElement(StepSample s, Context ctx, Collector<Incident> out) throws Exception {
+    if (s.isExit()) {
+      clear(ctx);
+      return;
+    }
     long bucket = Math.floorDiv(s.eventTime, bucketMs) * bucketMs;
     Long start = openStart.value();
     if (start == null) {
@@ -164,15 +168,26 @@ public final class DetectJobSlowdown extends KeyedProcessFunction<String, StepSa
     return n;
   }
 
+  private void clear(Context ctx) throws Exception {
+    if (cleanup.value() != null) {
+      ctx.timerService().deleteProcessingTimeTimer(cleanup.value());
+    }
+    clearState();
+  }
+
+  private void clearState() {
+    open.clear();
+    openStart.clear();
+    paces.clear();
+    starts.clear();
+    reportedBaseline.clear();
+    cleanup.clear();
+  }
+
   @Override
   public void onTimer(long ts, OnTimerContext ctx, Collector<Incident> out) throws Exception {
     if (cleanup.value() != null && ts >= cleanup.value()) {
-      open.clear();
-      openStart.clear();
-      paces.clear();
-      starts.clear();
-      reportedBaseline.clear();
-      cleanup.clear();
+      clearState();
     }
   }
 }

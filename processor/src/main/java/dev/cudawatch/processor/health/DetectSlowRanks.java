@@ -24,7 +24,7 @@ import org.apache.flink.util.Collector;
  * GPU and how much slower it is, once per episode (a rank back within half the margin may be
  * reported again later). Its own history rides along: the pace it kept while it was not slow. State
  * is bounded (at most {@link #MAX_RANKS} ranks, a few steps each; ranks silent for {@link #STALE}
- * are forgotten) and all of it goes after {@code ttl} without step times.
+ * are forgotten) and all of it goes when the job exits, or after {@code ttl} without step times.
  */
 public final class DetectSlowRanks extends KeyedProcessFunction<String, StepSample, Incident> {
   private static final long serialVersionUID = 1L;
@@ -64,6 +64,10 @@ public final class DetectSlowRanks extends KeyedProcessFunction<String, StepSamp
 
   @Override
   public void processElement(StepSample s, Context ctx, Collector<Incident> out) throws Exception {
+    if (s.isExit()) {
+      clear(ctx);
+      return;
+    }
     RankPace mine = ranks.get(s.rank);
     if (mine == null) {
       if (size() >= MAX_RANKS) {
@@ -141,6 +145,14 @@ public final class DetectSlowRanks extends KeyedProcessFunction<String, StepSamp
       n++;
     }
     return n;
+  }
+
+  private void clear(Context ctx) throws Exception {
+    if (cleanup.value() != null) {
+      ctx.timerService().deleteProcessingTimeTimer(cleanup.value());
+    }
+    ranks.clear();
+    cleanup.clear();
   }
 
   @Override

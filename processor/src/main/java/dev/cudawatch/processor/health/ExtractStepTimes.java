@@ -35,6 +35,11 @@ public final class ExtractStepTimes extends RichFlatMapFunction<LogRecord, StepS
 
   @Override
   public void flatMap(LogRecord r, Collector<StepSample> out) {
+    if (r.kind() == RecordKind.EXIT && r.job() != null) {
+      long t = (r.eventTime() != null ? r.eventTime() : r.ingestTime()).toEpochMilli();
+      out.collect(StepSample.exit(r.job(), t)); // the job's pace state can go
+      return;
+    }
     if (r.kind() != RecordKind.LOG || r.job() == null || r.rank() == null || r.text() == null) {
       return;
     }

@@ -7,7 +7,7 @@ package dev.cudawatch.processor.health;
  * bounded: the ids it remembers to count a re-published incident once are a ring of {@link #SEEN}.
  */
 public class GpuHealth {
-  static final int SEEN = 64;
+  static final int SEEN = 16;
 
   public String host;
   public String gpu;

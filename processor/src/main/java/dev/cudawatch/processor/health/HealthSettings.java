@@ -25,8 +25,6 @@ import java.util.Map;
  * @param shadow rules, by alert name ({@code SlowRank}, {@code JobSlowdown}, {@code
  *     GpuRepairLadder}, {@code LemonGpu}, ...), that only record what they would have alerted (on
  *     {@code cudawatch.actions}, and counted) instead of alerting
- * @param nodeConditions also hand recommendations to Kubernetes as node conditions (the alerts
- *     service writes them); off by default: observe only
  */
 public record HealthSettings(
     Double slowRankRatio,
@@ -40,8 +38,7 @@ public record HealthSettings(
     Map<String, Integer> ladderResetsPerXid,
     Long episodeGapSeconds,
     Long ledgerTtlDays,
-    List<String> shadow,
-    Boolean nodeConditions)
+    List<String> shadow)
     implements Validated, Serializable {
 
   public HealthSettings {
@@ -57,12 +54,11 @@ public record HealthSettings(
     episodeGapSeconds = episodeGapSeconds == null ? 60L : episodeGapSeconds;
     ledgerTtlDays = ledgerTtlDays == null ? 30L : ledgerTtlDays;
     shadow = shadow == null ? List.of() : List.copyOf(shadow);
-    nodeConditions = nodeConditions != null && nodeConditions;
   }
 
   public static HealthSettings defaults() {
     return new HealthSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   /** Resets or reboots allowed before {@code xid}'s next failure escalates. */
@@ -92,6 +88,10 @@ public record HealthSettings(
         slowdownBaselineBuckets >= 1 && slowdownBaselineBuckets <= 32,
         path + "slowdown_baseline_buckets",
         "must be 1..32");
+    Validated.require(
+        slowdownRecentBuckets + slowdownBaselineBuckets <= 32,
+        path + "slowdown_recent_buckets",
+        "and slowdown_baseline_buckets together must be at most 32 (the history kept per job)");
     Validated.require(ladderResets >= 0, path + "ladder_resets", "must be at least 0");
     for (var e : ladderResetsPerXid.entrySet()) {
       Validated.require(

@@ -1,8 +1,9 @@
 package dev.cudawatch.processor.health;
 
 /**
- * One step time a rank printed: its job, rank, where it runs, when, and seconds per step. A Flink
- * POJO (public fields, no-arg constructor), so it travels with an explicit serializer, never Kryo.
+ * One step time a rank printed (or, with negative seconds, its job's exit): its job, rank, where it
+ * runs, when, and seconds per step. A Flink POJO (public fields, no-arg constructor), so it travels
+ * with an explicit serializer, never Kryo.
  */
 public class StepSample {
   public String job;
@@ -28,6 +29,16 @@ public class StepSample {
 
   public String job() {
     return job;
+  }
+
+  /** The job exited (a {@code cudawatch run} exit record): its step-time state can go. */
+  static StepSample exit(String job, long eventTime) {
+    StepSample s = new StepSample(job, -1, null, null, null, eventTime, -1);
+    return s;
+  }
+
+  boolean isExit() {
+    return seconds < 0;
   }
 
   @Override

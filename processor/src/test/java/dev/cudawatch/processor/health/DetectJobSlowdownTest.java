@@ -57,6 +57,21 @@ class DetectJobSlowdownTest {
   }
 
   @Test
+  void anExitEndsTheJobsState() throws Exception {
+    try (var h =
+        harness(
+            new KeyedProcessOperator<>(new DetectJobSlowdown(HealthSettings.defaults(), TTL)))) {
+      for (int step = 0; step < 100; step++) {
+        h.processElement(sample("job-x", step % 8, step, 0.5), 0);
+      }
+      assertTrue(h.numKeyedStateEntries() > 0);
+      h.processElement(StepSample.exit("job-x", T0 + 100_000L), 0);
+      assertEquals(0, h.numKeyedStateEntries(), "no state left");
+      assertEquals(0, h.numEventTimeTimers() + h.numProcessingTimeTimers(), "no timers left");
+    }
+  }
+
+  @Test
   void oneSlowRankOrASteadyJobIsNoSlowdown() throws Exception {
     assertTrue(run("job-r", 400, (r, step) -> r == 3 && step >= 200 ? 1 : 0).isEmpty());
     assertTrue(run("job-q", 400, (r, step) -> 0).isEmpty());

@@ -91,6 +91,9 @@ class DetectSlowRanksTest {
         }
       }
       assertTrue(h.extractOutputValues().isEmpty(), h.extractOutputValues().toString());
+      h.processElement(StepSample.exit("job-2", T0 + 300_000L), 0);
+      assertEquals(0, h.numKeyedStateEntries(), "the job exited: its state went with it");
+      assertEquals(0, h.numEventTimeTimers() + h.numProcessingTimeTimers(), "no timers left");
     }
   }
 

@@ -127,19 +127,7 @@ class GpuHealthLedgerTest {
   void thresholdPerXid() {
     HealthSettings s =
         new HealthSettings(
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            Map.of("79", 1),
-            null,
-            null,
-            null,
-            null);
+            null, null, null, null, null, null, null, null, Map.of("79", 1), null, null, null);
     assertEquals(1, s.resetsBeforeEscalation(79));
     assertEquals(2, s.resetsBeforeEscalation(48));
     assertEquals(2, s.resetsBeforeEscalation(null));

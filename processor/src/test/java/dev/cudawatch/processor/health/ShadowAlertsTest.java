@@ -41,8 +41,7 @@ class ShadowAlertsTest {
             null,
             null,
             null,
-            List.of("SlowRank", "GpuRepairLadder"),
-            null);
+            List.of("SlowRank", "GpuRepairLadder"));
     try (var h =
         new OneInputStreamOperatorTestHarness<>(new ProcessOperator<>(new ShadowAlerts(s)))) {
       h.open();
