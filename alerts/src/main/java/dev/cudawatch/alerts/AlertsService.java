@@ -4,6 +4,7 @@ import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.ingest.TopicConsumer;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
+import dev.cudawatch.alerts.metrics.HealthMetrics;
 import dev.cudawatch.alerts.notify.Notifier;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.IncidentStore;
@@ -17,6 +18,7 @@ import java.time.Clock;
 public final class AlertsService implements AutoCloseable {
   private final AlertsSettings settings;
   private final AlertsMetrics metrics;
+  private final HealthMetrics fleetHealth;
   private final IncidentStore incidents;
   private final AlertStore alerts;
   private final Health health;
@@ -30,6 +32,7 @@ public final class AlertsService implements AutoCloseable {
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
     this.metrics = new AlertsMetrics(settings);
+    this.fleetHealth = new HealthMetrics(metrics.registry(), settings.maxSeriesPerMetric());
     this.incidents = new IncidentStore(settings.maxIncidents(), settings.maxIncidentsBytes());
     this.alerts = new AlertStore(settings.maxAlerts());
     this.health = health;
@@ -70,11 +73,13 @@ public final class AlertsService implements AutoCloseable {
   void onIncident(Incident i) {
     if (incidents.add(i)) {
       metrics.incident(i, clock.instant());
+      fleetHealth.incident(i);
     }
   }
 
   void onAlert(Alert a) {
     Alert prev = alerts.put(a);
+    fleetHealth.alert(a);
     if (notifier != null) {
       notifier.onAlert(a);
     }

@@ -64,7 +64,10 @@ public final class AccuracyBench {
       for (String l : Files.readAllLines(truth)) {
         expected.add(WireJson.mapper().readTree(l));
       }
-      String md = Scoring.report(expected, incidents, alerts, SCORED_RULES);
+      String md =
+          Scoring.report(expected, incidents, alerts, SCORED_RULES)
+              + "\n"
+              + HealthScoring.report(expected, incidents, alerts);
       Files.writeString(report, md);
       System.out.print(md);
     }

@@ -60,7 +60,8 @@ public final class ScalingBench {
         "--seconds",
         "60",
         "--rate",
-        String.valueOf(250 * hosts));
+        String.valueOf(250 * hosts),
+        "--no-health-scenarios");
     List<Path> files;
     try (Stream<Path> s = Files.walk(logs)) {
       files = s.filter(p -> p.toString().endsWith(".log")).toList();
@@ -168,12 +169,19 @@ public final class ScalingBench {
       Path checkpoints = work.resolve("checkpoints");
       JobClient job = BenchJob.start(broker.bootstrapServers(), "state", checkpoints);
       simulate(
-          "--bootstrap-servers", broker.bootstrapServers(),
-          "--hosts", String.valueOf(hosts),
-          "--seconds", "120",
-          "--rate", String.valueOf(250 * hosts),
-          "--start", Instant.now().minusSeconds(120).toString(),
-          "--truth", work.resolve("truth.jsonl").toString());
+          "--bootstrap-servers",
+          broker.bootstrapServers(),
+          "--hosts",
+          String.valueOf(hosts),
+          "--seconds",
+          "120",
+          "--rate",
+          String.valueOf(250 * hosts),
+          "--no-health-scenarios",
+          "--start",
+          Instant.now().minusSeconds(120).toString(),
+          "--truth",
+          work.resolve("truth.jsonl").toString());
       // caught up once the incidents topic is quiet; then two more checkpoints
       TopicReader.readUntil(
           broker.bootstrapServers(),

@@ -30,6 +30,9 @@ final class Scoring {
     List<String> expectedAlerts = new ArrayList<>();
     int realTimeOnly = 0;
     for (JsonNode e : truth) {
+      if (HealthScoring.owns(e)) {
+        continue;
+      }
       if (e.path("needs_real_time").asBoolean()) {
         realTimeOnly++;
         continue;
@@ -62,8 +65,8 @@ final class Scoring {
     Map<String, Integer> left = new HashMap<>(expected);
     AttributionScore attribution = new AttributionScore();
     for (Incident i : incidents) {
-      if (i.verdict() != null) {
-        continue; // the same incident again with a fleet verdict
+      if (i.verdict() != null || HealthScoring.OWNED.contains(i.incidentClass())) {
+        continue; // the same incident again with a fleet verdict; or a health finding
       }
       String stream = rankStream(i.source());
       Object gpu = i.fields().get("gpu");
@@ -97,7 +100,9 @@ final class Scoring {
     List<String> pending = new ArrayList<>(expectedAlerts);
     List<String> spurious = new ArrayList<>();
     for (Alert a : alerts) {
-      if (a.state() != Alert.State.FIRING || a.alertName().equals("GpuJobFailure")) {
+      if (a.state() != Alert.State.FIRING
+          || a.alertName().equals("GpuJobFailure")
+          || HealthScoring.OWNED.contains(a.alertName())) {
         continue; // one per incident: scored with the incidents
       }
       if (!byRule.containsKey(a.alertName())) {

@@ -19,8 +19,14 @@ public final class Topics {
   /** One record per failed job: its root cause and the consequences, written by the processor. */
   public static final String JOB_FAILURES = "cudawatch.job-failures";
 
+  /**
+   * Remediation recommendations (the GPU health ledger's repair ladder) and what rules in shadow
+   * mode would have alerted: observe-only, written exactly once by the processor.
+   */
+  public static final String ACTIONS = "cudawatch.actions";
+
   public static final List<String> ALL =
-      List.of(LOGS, INCIDENTS, ALERTS, DEAD_LETTER, JOB_FAILURES);
+      List.of(LOGS, INCIDENTS, ALERTS, DEAD_LETTER, JOB_FAILURES, ACTIONS);
 
   private Topics() {}
 }

@@ -1,6 +1,7 @@
 package dev.cudawatch.processor;
 
 import dev.cudawatch.common.Topics;
+import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
@@ -13,10 +14,18 @@ import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
+import dev.cudawatch.processor.health.DetectJobSlowdown;
+import dev.cudawatch.processor.health.DetectSlowRanks;
+import dev.cudawatch.processor.health.ExtractStepTimes;
+import dev.cudawatch.processor.health.GpuHealthLedger;
+import dev.cudawatch.processor.health.ShadowAlerts;
+import dev.cudawatch.processor.health.StepAlerts;
+import dev.cudawatch.processor.health.StepSample;
 import dev.cudawatch.processor.jobs.AttributeKernelIncidents;
 import dev.cudawatch.processor.jobs.GpuHolderCodec;
 import dev.cudawatch.processor.jobs.GpuHolderSignals;
 import dev.cudawatch.processor.jobs.GroupJobFailures;
+import dev.cudawatch.processor.records.ActionCodec;
 import dev.cudawatch.processor.records.AlertCodec;
 import dev.cudawatch.processor.records.IncidentCodec;
 import dev.cudawatch.processor.records.JobFailureCodec;
@@ -57,6 +66,7 @@ public final class ProcessorJob {
   private final Map<String, byte[]> catalogs;
   private final RuleSet rules;
   private final Sink<JobFailure> jobFailures;
+  private Sink<Action> actions;
 
   /**
    * How long a job's incidents may pause and still be one failure: NCCL's default timeout, 10 min,
@@ -92,6 +102,12 @@ public final class ProcessorJob {
     this.settings = settings;
     this.catalogs = catalogs;
     this.rules = rules;
+  }
+
+  /** Where recommendations and shadow alerts go ({@code cudawatch.actions}); none: dropped. */
+  public ProcessorJob withActions(Sink<Action> sink) {
+    this.actions = sink;
+    return this;
   }
 
   /** Adds the pipeline to {@code env}; the caller executes it. */
@@ -146,11 +162,28 @@ public final class ProcessorJob {
             .returns(IncidentCodec.TYPE)
             .name("attribute-kernel-incidents")
             .uid("attribute-kernel-incidents");
+    // Step times from progress lines: a rank slower than its peers, a whole job slowing down.
+    DataStream<StepSample> steps =
+        records.flatMap(new ExtractStepTimes(catalogs)).name("step-times").uid("step-times");
+    DataStream<Incident> stepIncidents =
+        steps
+            .keyBy(StepSample::job)
+            .process(new DetectSlowRanks(settings.health(), ttl))
+            .returns(IncidentCodec.TYPE)
+            .name("slow-ranks")
+            .uid("slow-ranks")
+            .union(
+                steps
+                    .keyBy(StepSample::job)
+                    .process(new DetectJobSlowdown(settings.health(), ttl))
+                    .returns(IncidentCodec.TYPE)
+                    .name("job-slowdown")
+                    .uid("job-slowdown"));
     DataStream<Incident> all =
         merged
             .filter(i -> !AttributeKernelIncidents.wanted(i))
             .name("attributed")
-            .union(kernelAttributed);
+            .union(kernelAttributed, stepIncidents);
     // Rules and correlation work in event time: watermarks follow the incidents' first-line times.
     DataStream<Incident> timed =
         all.assignTimestampsAndWatermarks(
@@ -230,17 +263,46 @@ public final class ProcessorJob {
     if (jobFailures != null) {
       failedJobs.sinkTo(jobFailures).name(Topics.JOB_FAILURES).uid("sink-job-failures");
     }
+    // Per GPU: failures, Xids, verdicts, slow ranks, recoveries asked; the repair ladder.
+    SingleOutputStreamOperator<Action> recommendations =
+        published
+            .filter(GpuHealthLedger::relevant)
+            .name("gpu-incidents")
+            .keyBy(GpuHealthLedger::keyOf)
+            .process(new GpuHealthLedger(settings.health()))
+            .returns(ActionCodec.TYPE)
+            .name("gpu-health-ledger")
+            .uid("gpu-health-ledger");
     DataStream<Alert> ruleAlerts =
         countAlerts.union(
-            spikeAlerts, silenceAlerts, failedJobs.getSideOutput(GroupJobFailures.ALERTS));
-    published
-        .flatMap(new IncidentAlerts())
-        .returns(AlertCodec.TYPE)
-        .name("incident-alerts")
-        .uid("incident-alerts")
-        .union(ruleAlerts)
-        .sinkTo(alerts)
-        .name(Topics.ALERTS)
-        .uid("sink-alerts");
+            spikeAlerts,
+            silenceAlerts,
+            failedJobs.getSideOutput(GroupJobFailures.ALERTS),
+            stepIncidents
+                .flatMap(new StepAlerts())
+                .returns(AlertCodec.TYPE)
+                .name("step-alerts")
+                .uid("step-alerts"),
+            recommendations.getSideOutput(GpuHealthLedger.ALERTS));
+    // Rules in shadow mode record what they would have alerted instead of alerting.
+    SingleOutputStreamOperator<Alert> outgoing =
+        published
+            .flatMap(new IncidentAlerts())
+            .returns(AlertCodec.TYPE)
+            .name("incident-alerts")
+            .uid("incident-alerts")
+            .union(ruleAlerts)
+            .process(new ShadowAlerts(settings.health()))
+            .returns(AlertCodec.TYPE)
+            .name("shadow-alerts")
+            .uid("shadow-alerts");
+    outgoing.sinkTo(alerts).name(Topics.ALERTS).uid("sink-alerts");
+    if (actions != null) {
+      recommendations
+          .union(outgoing.getSideOutput(ShadowAlerts.SHADOWED))
+          .sinkTo(actions)
+          .name(Topics.ACTIONS)
+          .uid("sink-actions");
+    }
   }
 }

@@ -6,6 +6,7 @@ import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
@@ -171,13 +172,14 @@ public final class ProcessorMain implements Callable<Integer> {
       ruleFiles.put(r, readListed(r, "rules"));
     }
     return new ProcessorJob(
-        KafkaConnectors.logSource(s),
-        KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
-        KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
-        KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
-        KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job),
-        s,
-        catalogs,
-        RuleSet.load(ruleFiles));
+            KafkaConnectors.logSource(s),
+            KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
+            KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
+            KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
+            KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job),
+            s,
+            catalogs,
+            RuleSet.load(ruleFiles))
+        .withActions(KafkaConnectors.<Action>exactlyOnceSink(s, Topics.ACTIONS, Action::id));
   }
 }

@@ -3,6 +3,7 @@ package dev.cudawatch.processor;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
+import dev.cudawatch.processor.health.HealthSettings;
 import java.util.List;
 
 /**
@@ -23,6 +24,7 @@ import java.util.List;
  *     GPU must be to be joined
  * @param inputs the topics the job reads and each one's record format (default: {@code
  *     cudawatch.logs} in the agent's format)
+ * @param health slow ranks, job slowdowns, the GPU health ledger and its hand-off
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
@@ -37,7 +39,8 @@ public record ProcessorSettings(
     List<String> rules,
     Long maxOutOfOrderSeconds,
     Long xidWindowSeconds,
-    List<InputSettings> inputs)
+    List<InputSettings> inputs,
+    HealthSettings health)
     implements Validated {
 
   public ProcessorSettings {
@@ -58,11 +61,63 @@ public record ProcessorSettings(
     rules = rules == null ? List.of() : List.copyOf(rules);
     maxOutOfOrderSeconds = maxOutOfOrderSeconds == null ? 5L : maxOutOfOrderSeconds;
     xidWindowSeconds = xidWindowSeconds == null ? 30L : xidWindowSeconds;
+    health = health == null ? HealthSettings.defaults() : health;
+  }
+
+  /** Settings with the default health settings. */
+  public ProcessorSettings(
+      KafkaSettings kafka,
+      String groupId,
+      Integer parallelism,
+      Long checkpointIntervalMs,
+      String transactionalIdPrefix,
+      Long transactionTimeoutMs,
+      Long flushAfterMs,
+      Long stateTtlHours,
+      List<String> catalogs,
+      List<String> rules,
+      Long maxOutOfOrderSeconds,
+      Long xidWindowSeconds,
+      List<InputSettings> inputs) {
+    this(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds,
+        xidWindowSeconds,
+        inputs,
+        null);
+  }
+
+  /** The same settings with other health settings. */
+  public ProcessorSettings withHealth(HealthSettings h) {
+    return new ProcessorSettings(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds,
+        xidWindowSeconds,
+        inputs,
+        h);
   }
 
   public static ProcessorSettings defaults() {
     return new ProcessorSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   /** Settings that read the agent's topic only. */
@@ -110,7 +165,8 @@ public record ProcessorSettings(
         rules,
         maxOutOfOrderSeconds,
         xidWindowSeconds,
-        in);
+        in,
+        health);
   }
 
   public ProcessorSettings withKafka(KafkaSettings k) {
@@ -127,12 +183,14 @@ public record ProcessorSettings(
         rules,
         maxOutOfOrderSeconds,
         xidWindowSeconds,
-        inputs);
+        inputs,
+        health);
   }
 
   @Override
   public void validate(String path) {
     kafka.validate(path + "kafka.");
+    health.validate(path + "health.");
     for (int i = 0; i < inputs.size(); i++) {
       inputs.get(i).validate(path + "inputs[" + i + "].");
     }

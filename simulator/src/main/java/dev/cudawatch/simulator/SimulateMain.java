@@ -87,6 +87,16 @@ public final class SimulateMain implements Callable<Integer> {
       description = "simulated start, ISO-8601 (default: now)")
   Instant start;
 
+  @Option(
+      names = "--health-scenarios",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "also write the slow-rank, job-slowdown and repair-ladder scenarios on nodes of their"
+              + " own (default: on; --no-health-scenarios for the fleet alone)")
+  boolean healthScenarios;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
@@ -113,7 +123,7 @@ public final class SimulateMain implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
-    FleetSimulator sim = new FleetSimulator(s);
+    WithHealthScenarios sim = new WithHealthScenarios(s, healthScenarios);
     long wallStart = System.currentTimeMillis();
     long[] lines = {0};
     try (AutoCloseable sink =

@@ -13,6 +13,8 @@ public final class Catalog {
   private final CudaErrorTable cudaErrors;
   private final Taxonomy taxonomy;
   private final java.util.Map<String, Signature> byId = new java.util.HashMap<>();
+  private StepTimeExtractor stepTimes =
+      new StepTimeExtractor(List.of(), new KeywordMatcher(List.of(), 0));
 
   Catalog(
       List<Signature> signatures,
@@ -26,6 +28,17 @@ public final class Catalog {
     for (Signature s : signatures) {
       byId.put(s.id(), s);
     }
+  }
+
+  /** Sets the step-time patterns, once, while loading. */
+  Catalog withStepTimes(StepTimeExtractor s) {
+    this.stepTimes = s;
+    return this;
+  }
+
+  /** The step-time patterns (the catalog's {@code step_times} section). */
+  public StepTimeExtractor stepTimes() {
+    return stepTimes;
   }
 
   /** The signature with this id, or null. */

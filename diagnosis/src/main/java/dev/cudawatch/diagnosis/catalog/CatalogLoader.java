@@ -51,24 +51,75 @@ public final class CatalogLoader {
     Taxonomy taxonomy = Taxonomy.builtIn();
     CudaErrorTable cudaErrors = new CudaErrorTable(readCudaErrors());
     List<Located> specs = new ArrayList<>();
+    List<Located> steps = new ArrayList<>();
     Map<String, String> macros = new HashMap<>();
     try (InputStream in = resource("catalog.yaml")) {
-      readCatalog(in, "builtin:catalog.yaml", specs, macros);
+      readCatalog(in, "builtin:catalog.yaml", specs, steps, macros);
     } catch (IOException e) {
       throw new CatalogException("builtin:catalog.yaml: " + e.getMessage(), e);
     }
     // User signatures go first: a site's own knowledge overrides the defaults.
     List<Located> user = new ArrayList<>();
+    List<Located> userSteps = new ArrayList<>();
     for (var e : extra.entrySet()) {
       try (InputStream in = new java.io.ByteArrayInputStream(e.getValue())) {
-        readCatalog(in, e.getKey(), user, macros);
+        readCatalog(in, e.getKey(), user, userSteps, macros);
       } catch (IOException ex) {
         throw new CatalogException(e.getKey() + ": cannot read: " + ex.getMessage(), ex);
       }
     }
     requireEveryClassProduced(specs, cudaErrors, taxonomy);
     user.addAll(specs);
-    return compile(user, macros, cudaErrors, taxonomy);
+    userSteps.addAll(steps);
+    return compile(user, macros, cudaErrors, taxonomy)
+        .withStepTimes(compileStepTimes(userSteps, macros));
+  }
+
+  /**
+   * Step-time patterns: keywords and RE2/J like signatures, no class; one of {@link
+   * StepTimeExtractor#GROUPS} must be a named group. A site's pattern with a built-in id replaces
+   * it.
+   */
+  private static StepTimeExtractor compileStepTimes(
+      List<Located> specs, Map<String, String> macros) {
+    List<Signature> out = new ArrayList<>();
+    List<Map.Entry<String, Integer>> keywords = new ArrayList<>();
+    Set<String> ids = new HashSet<>();
+    for (Located l : specs) {
+      SignatureSpec s = l.spec();
+      String where = l.origin() + ": step time '" + s.id() + "': ";
+      if (s.id() == null || s.id().isBlank()) {
+        throw new CatalogException(l.origin() + ": a step time pattern needs an id");
+      }
+      if (!ids.add(s.id())) {
+        continue;
+      }
+      if (s.incidentClass() != null || s.role() != null) {
+        throw new CatalogException(
+            where + "takes no class or role (it measures, it does not diagnose)");
+      }
+      if (s.keywords().isEmpty() || s.match().isEmpty()) {
+        throw new CatalogException(where + "needs keywords and at least one 'match' pattern");
+      }
+      List<Pattern> match = compileAll(s.match(), macros, where);
+      List<Pattern> extract = compileAll(s.extract(), macros, where);
+      Set<String> groups = new HashSet<>();
+      match.forEach(p -> groups.addAll(p.namedGroups().keySet()));
+      extract.forEach(p -> groups.addAll(p.namedGroups().keySet()));
+      if (StepTimeExtractor.GROUPS.stream().noneMatch(groups::contains)) {
+        throw new CatalogException(
+            where + "names none of the groups " + StepTimeExtractor.GROUPS + " in its patterns");
+      }
+      for (String k : s.keywords()) {
+        if (k.isEmpty()) {
+          throw new CatalogException(where + "empty keyword");
+        }
+        keywords.add(
+            new AbstractMap.SimpleImmutableEntry<>(k.toLowerCase(Locale.ROOT), out.size()));
+      }
+      out.add(new Signature(s, Role.ROOT, match, extract, compileAll(s.exclude(), macros, where)));
+    }
+    return new StepTimeExtractor(out, new KeywordMatcher(keywords, out.size()));
   }
 
   private static InputStream resource(String name) {
@@ -115,7 +166,11 @@ public final class CatalogLoader {
 
   /** Streams the YAML so each signature keeps the line it starts on, for error messages. */
   private void readCatalog(
-      InputStream in, String file, List<Located> out, Map<String, String> macros) {
+      InputStream in,
+      String file,
+      List<Located> out,
+      List<Located> stepTimes,
+      Map<String, String> macros) {
     Map<String, StrictYaml.Section> sections = new LinkedHashMap<>();
     sections.put(
         "version",
@@ -143,6 +198,13 @@ public final class CatalogLoader {
         });
     // a catalog's own test cases (bin/cudawatch catalog test, CatalogTests) are not signatures
     sections.put("tests", (p, t) -> p.skipChildren());
+    sections.put(
+        "step_times",
+        (p, t) -> {
+          List<StrictYaml.Located<SignatureSpec>> specs = new ArrayList<>();
+          StrictYaml.readList(p, t, file, "step_times", SignatureSpec.class, specs);
+          specs.forEach(l -> stepTimes.add(new Located(l.value(), l.origin())));
+        });
     StrictYaml.read(in, file, sections);
   }
 

@@ -69,9 +69,16 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
     this.gapMs = gap.toMillis();
   }
 
+  /** Classes a detector finds (a leak, a slow rank): warnings, never a job's failure. */
+  private static final java.util.Set<String> DETECTED =
+      dev.cudawatch.diagnosis.taxonomy.Taxonomy.builtIn().classes().stream()
+          .filter(c -> c.detector() != null)
+          .map(c -> c.id())
+          .collect(java.util.stream.Collectors.toUnmodifiableSet());
+
   /** Only incidents that know their job can be grouped by it. */
   public static boolean groupable(Incident i) {
-    return i.job() != null && !i.job().isBlank() && !"memory_leak".equals(i.incidentClass());
+    return i.job() != null && !i.job().isBlank() && !DETECTED.contains(i.incidentClass());
   }
 
   @Override

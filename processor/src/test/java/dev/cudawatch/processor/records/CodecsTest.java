@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.gpu.MemorySample;
+import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
@@ -91,7 +92,8 @@ class CodecsTest {
                 "nccl_timeout",
                 T.toEpochMilli())),
         Arguments.of("gpu-holder", GpuHolderCodec.TYPE, gpuHolder()),
-        Arguments.of("job-member", JobMemberCodec.TYPE, jobMember()));
+        Arguments.of("job-member", JobMemberCodec.TYPE, jobMember()),
+        Arguments.of("action", ActionCodec.TYPE, action()));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -263,6 +265,27 @@ class CodecsTest {
         .excerpt(List.of("torch.OutOfMemoryError: CUDA out of memory."))
         .verdict("application_fault")
         .build();
+  }
+
+  private static Action action() {
+    return new Action(
+        1,
+        "a-1",
+        Action.RECOMMENDATION,
+        "inspect",
+        "failed again after 2 resets",
+        "h",
+        "3",
+        "GPU-1",
+        "job-a",
+        79,
+        "i-1",
+        1,
+        2,
+        3,
+        1800.5,
+        T,
+        Map.of("alertname", "GpuRepairLadder"));
   }
 
   private static Alert alert() {
