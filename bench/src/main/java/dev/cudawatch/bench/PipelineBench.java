@@ -221,6 +221,11 @@ public final class PipelineBench {
             e.getKey(), v == null ? "never" : (v - e.getValue()) / 1_000_000 + " ms");
       }
     }
+    if (ms.length == 0) {
+      System.out.printf(
+          "probes: %d written, no alert seen, background %,d lines/s%n", probes, rate);
+      return;
+    }
     System.out.printf(
         "probes: %d written, %d alerts seen, background %,d lines/s%n"
             + "latency line written -> alert at /api/alerts: p50 %d ms, p90 %d ms, p99 %d ms, max %d"
