@@ -12,7 +12,8 @@ import java.util.Set;
 
 /**
  * Helpers for bench/run: {@code generate FILE LINES} writes the benchmark's training log; {@code
- * keywords FILE} writes the catalog's literal keywords, one per line, for ripgrep.
+ * keywords FILE} writes the catalog's literal keywords, one per line, for ripgrep; {@code patterns
+ * FILE} its match regexes.
  */
 public final class BenchTools {
   private BenchTools() {}
@@ -39,8 +40,19 @@ public final class BenchTools {
             .forEach(e -> kws.add(e.text().toLowerCase(Locale.ROOT)));
         Files.writeString(Path.of(args[1]), String.join("\n", kws) + "\n", StandardCharsets.UTF_8);
       }
+      case "patterns" -> {
+        // the catalog's match regexes, one per line, for rg -f (RE2 and Rust's regex agree);
+        // unnamed groups, since rg joins them into one regex where names must be unique
+        Set<String> ps = new LinkedHashSet<>();
+        for (Signature s : Catalog.builtIn().signatures()) {
+          for (String p : s.matchPatterns()) {
+            ps.add(p.replaceAll("\\(\\?P<\\w+>", "(?:"));
+          }
+        }
+        Files.writeString(Path.of(args[1]), String.join("\n", ps) + "\n", StandardCharsets.UTF_8);
+      }
       default -> {
-        System.err.println("usage: BenchTools generate FILE LINES | keywords FILE");
+        System.err.println("usage: BenchTools generate FILE LINES | keywords FILE | patterns FILE");
         System.exit(2);
       }
     }

@@ -184,6 +184,11 @@ public final class PipelineBench {
     Thread watcher =
         new Thread(() -> watch(cluster.httpPort(), written, visible, running), "watcher");
     watcher.start();
+    // each probe's first sighting in each stage, read from Kafka beside the pipeline
+    Map<String, Map<Integer, Long>> stages = new ConcurrentHashMap<>();
+    Thread tracer =
+        new Thread(() -> trace(cluster.bootstrapServers(), stages, running), "stage-tracer");
+    tracer.start();
     // Warm-up: the first probes also pay for the job starting and JIT compilation; 30 of them,
     // a second apart, are not counted (they are numbered below zero).
     int warmup = 30;
@@ -199,7 +204,9 @@ public final class PipelineBench {
     running.set(false);
     background.join();
     watcher.join();
+    tracer.join();
     cluster.close();
+    printStages(written, visible, stages);
     long[] ms =
         written.keySet().stream()
             .filter(k -> k >= 0 && visible.containsKey(k))
@@ -213,6 +220,11 @@ public final class PipelineBench {
             "slow probe %d: %s%n",
             e.getKey(), v == null ? "never" : (v - e.getValue()) / 1_000_000 + " ms");
       }
+    }
+    if (ms.length == 0) {
+      System.out.printf(
+          "probes: %d written, no alert seen, background %,d lines/s%n", probes, rate);
+      return;
     }
     System.out.printf(
         "probes: %d written, %d alerts seen, background %,d lines/s%n"
@@ -252,6 +264,121 @@ public final class PipelineBench {
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** The stages a probe line passes, in order, as the tracer names them. */
+  private static final List<String> STAGES =
+      List.of("logs", "incident-written", "incident-committed", "alert-committed");
+
+  /**
+   * Notes when each probe first appears in each stage: its log record in the logs topic (the agent
+   * read and shipped it), its incident in the incidents topic uncommitted (Flink classified it and
+   * the sink wrote it inside a transaction) and committed (the checkpoint completed), and its alert
+   * in the alerts topic committed (the alerts service consumed the incident).
+   */
+  private static void trace(
+      String bootstrap, Map<String, Map<Integer, Long>> stages, AtomicBoolean running) {
+    List<KafkaConsumer<byte[], byte[]>> cs = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    String[][] plan = {
+      {Topics.LOGS, "read_uncommitted", "logs"},
+      {Topics.INCIDENTS, "read_uncommitted", "incident-written"},
+      {Topics.INCIDENTS, "read_committed", "incident-committed"},
+      {Topics.ALERTS, "read_committed", "alert-committed"}
+    };
+    for (String[] p : plan) {
+      Map<String, Object> c = new java.util.HashMap<>();
+      c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+      c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, p[1]);
+      c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+      c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+      c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+      KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c);
+      var parts =
+          consumer.partitionsFor(p[0]).stream()
+              .map(i -> new org.apache.kafka.common.TopicPartition(p[0], i.partition()))
+              .toList();
+      consumer.assign(parts);
+      consumer.seekToEnd(parts);
+      cs.add(consumer);
+      names.add(p[2]);
+    }
+    try {
+      while (running.get()) {
+        for (int k = 0; k < cs.size(); k++) {
+          for (var rec : cs.get(k).poll(Duration.ofMillis(2))) {
+            long now = System.nanoTime();
+            String v = new String(rec.value(), StandardCharsets.UTF_8);
+            int dash = v.indexOf("probe-");
+            while (dash >= 0) {
+              int end = v.indexOf(".log", dash);
+              if (end > dash + 6) {
+                try {
+                  int probe = Integer.parseInt(v.substring(dash + 6, end));
+                  stages
+                      .computeIfAbsent(names.get(k), x -> new ConcurrentHashMap<>())
+                      .putIfAbsent(probe, now);
+                } catch (NumberFormatException ignored) {
+                  // another file's name
+                }
+              }
+              dash = v.indexOf("probe-", dash + 6);
+            }
+          }
+        }
+      }
+    } finally {
+      cs.forEach(KafkaConsumer::close);
+    }
+  }
+
+  /**
+   * Prints where a probe's time goes: each stage's median and p99 since the line was written, one
+   * probe's whole trace, and the first probe's latency (written as soon as the pipeline started).
+   */
+  private static void printStages(
+      Map<Integer, Long> written, Map<Integer, Long> visible, Map<String, Map<Integer, Long>> st) {
+    Map<String, Map<Integer, Long>> all = new java.util.LinkedHashMap<>();
+    for (String s : STAGES) {
+      all.put(s, st.getOrDefault(s, Map.of()));
+    }
+    all.put("api", visible);
+    StringBuilder line = new StringBuilder("stages since written (p50/p99 ms):");
+    for (var e : all.entrySet()) {
+      long[] ms =
+          written.keySet().stream()
+              .filter(k -> k >= 0 && e.getValue().containsKey(k))
+              .mapToLong(k -> (e.getValue().get(k) - written.get(k)) / 1_000_000)
+              .sorted()
+              .toArray();
+      line.append(' ')
+          .append(e.getKey())
+          .append(' ')
+          .append(ms.length == 0 ? "-" : pct(ms, 50) + "/" + pct(ms, 99));
+    }
+    System.out.println(line);
+    int one =
+        written.keySet().stream()
+            .filter(k -> k >= 0)
+            .sorted()
+            .skip(written.size() / 4)
+            .findFirst()
+            .orElse(0);
+    StringBuilder t = new StringBuilder("trace of probe " + one + " (ms since written):");
+    for (var e : all.entrySet()) {
+      Long v = e.getValue().get(one);
+      t.append(' ')
+          .append(e.getKey())
+          .append(' ')
+          .append(v == null ? "-" : String.valueOf((v - written.get(one)) / 1_000_000));
+    }
+    System.out.println(t);
+    int first = written.keySet().stream().min(Integer::compare).orElse(0);
+    Long f = visible.get(first);
+    System.out.println(
+        "first incident after start: "
+            + (f == null ? "never" : (f - written.get(first)) / 1_000_000 + " ms")
+            + " (probe written as soon as local started)");
   }
 
   /** Polls /api/alerts every 10 ms; notes when each probe line's alert first appears. */

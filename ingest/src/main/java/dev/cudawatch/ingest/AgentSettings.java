@@ -224,6 +224,33 @@ public record AgentSettings(
         kubernetes);
   }
 
+  /** The same settings polling files every {@code ms} when a round read nothing (local mode). */
+  public AgentSettings withPollInterval(long ms) {
+    return new AgentSettings(
+        kafka,
+        host,
+        job,
+        files,
+        stateDir,
+        ms,
+        checkpointIntervalMs,
+        maxLineBytes,
+        readBudgetBytes,
+        kernelLog,
+        nvidiaSmi,
+        gpuSampleIntervalMs,
+        spoolMaxBytes,
+        spoolSegmentBytes,
+        httpHost,
+        httpPort,
+        keepRaw,
+        closeInactiveMs,
+        procDir,
+        deadLetterMaxBytes,
+        scanIntervalMs,
+        runSpoolRoot);
+  }
+
   /** The same settings with another root for run spools (tests). */
   public AgentSettings withRunSpoolRoot(String root) {
     return new AgentSettings(

@@ -48,7 +48,21 @@ public final class CatalogLoader {
    * job graph.
    */
   public Catalog loadTexts(Map<String, byte[]> extra) {
-    Taxonomy taxonomy = Taxonomy.builtIn();
+    // the taxonomy parses on another core while this thread reads the catalogs: start-up time
+    java.util.concurrent.CompletableFuture<Taxonomy> taxonomyLoad =
+        new java.util.concurrent.CompletableFuture<>();
+    Thread loader =
+        new Thread(
+            () -> {
+              try {
+                taxonomyLoad.complete(Taxonomy.builtIn());
+              } catch (RuntimeException | Error e) {
+                taxonomyLoad.completeExceptionally(e);
+              }
+            },
+            "taxonomy-load");
+    loader.setDaemon(true);
+    loader.start();
     CudaErrorTable cudaErrors = new CudaErrorTable(readCudaErrors());
     List<Located> specs = new ArrayList<>();
     List<Located> steps = new ArrayList<>();
@@ -67,6 +81,15 @@ public final class CatalogLoader {
       } catch (IOException ex) {
         throw new CatalogException(e.getKey() + ": cannot read: " + ex.getMessage(), ex);
       }
+    }
+    Taxonomy taxonomy;
+    try {
+      taxonomy = taxonomyLoad.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw e;
     }
     requireEveryClassProduced(specs, cudaErrors, taxonomy);
     user.addAll(specs);

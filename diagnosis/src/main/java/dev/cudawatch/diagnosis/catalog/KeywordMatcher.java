@@ -18,6 +18,7 @@ public final class KeywordMatcher {
   private final int[] delta;
   private final long[][] output;
   private final int words;
+  private final List<String> literals;
 
   /**
    * @param keywords keyword text to the index of the signature it selects (many to one)
@@ -25,6 +26,8 @@ public final class KeywordMatcher {
    */
   public KeywordMatcher(List<Map.Entry<String, Integer>> keywords, int signatureCount) {
     this.words = Math.max(1, (signatureCount + 63) / 64);
+    this.literals =
+        keywords.stream().map(kw -> kw.getKey().toLowerCase(Locale.ROOT)).distinct().toList();
     int next = 1;
     for (var kw : keywords) {
       for (char c : kw.getKey().toLowerCase(Locale.ROOT).toCharArray()) {
@@ -99,6 +102,11 @@ public final class KeywordMatcher {
       }
     }
     output = out.toArray(new long[0][]);
+  }
+
+  /** The keywords, lower-cased: a prefilter that must flag every line this matcher flags. */
+  public List<String> literals() {
+    return literals;
   }
 
   /** Words in a hit mask. */

@@ -85,6 +85,11 @@ public final class Signature {
     }
   }
 
+  /** The match patterns as compiled (macros expanded): for comparisons with other tools. */
+  public List<String> matchPatterns() {
+    return match.stream().map(Pattern::pattern).toList();
+  }
+
   public String id() {
     return spec.id();
   }

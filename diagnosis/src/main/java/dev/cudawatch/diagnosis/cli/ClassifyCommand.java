@@ -6,17 +6,16 @@ import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CatalogException;
-import dev.cudawatch.diagnosis.engine.OfflineClassifier;
-import java.io.IOException;
+import dev.cudawatch.diagnosis.engine.ParallelClassifier;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.LongConsumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -73,6 +72,13 @@ public final class ClassifyCommand implements Callable<Integer> {
               + " (for CI steps and Slurm epilogs)")
   String failOn;
 
+  @Option(
+      names = "--threads",
+      hidden = true,
+      paramLabel = "N",
+      description = "worker threads (default: every core); 1 reads each file in turn on one thread")
+  int threads = Runtime.getRuntime().availableProcessors();
+
   private final PrintStream out;
   private final PrintStream err;
   private final InputStream stdin;
@@ -107,7 +113,6 @@ public final class ClassifyCommand implements Callable<Integer> {
               + "' (use info, warning, error, critical)");
       return 2;
     }
-    boolean failed = false;
     Catalog catalog;
     try {
       catalog = Catalog.load(catalogs);
@@ -117,27 +122,52 @@ public final class ClassifyCommand implements Callable<Integer> {
     }
     boolean tty = System.console() != null;
     boolean useColor = color != null ? color : tty && System.getenv("NO_COLOR") == null;
-    // the machine's zone: nvidia-smi CSVs carry local times with no zone
-    OfflineClassifier classifier = new OfflineClassifier(catalog, Clock.systemDefaultZone());
+    if (threads < 1) {
+      err.println("cudawatch classify: --threads must be at least 1");
+      return 2;
+    }
     Report report = json ? new JsonReport(out) : new TextReport(out, useColor);
-    int status = 0;
-    for (String file : files) {
-      try (InputStream in = file.equals("-") ? stdin : Files.newInputStream(Path.of(file))) {
-        long size = file.equals("-") ? -1 : Files.size(Path.of(file));
-        Progress progress = new Progress(err, size, tty && !json);
-        List<Incident> incidents = classifier.classify(in, file, progress::update);
-        progress.done();
-        report.file(file, incidents);
-        failed |= failOn != null && incidents.stream().anyMatch(this::atOrAboveFailOn);
-      } catch (IOException | RuntimeException e) {
-        err.println("cudawatch classify: " + file + ": " + describe(e));
-        status = 2;
-      }
-      out.flush();
+    int[] status = {0};
+    boolean[] failed = {false};
+    // the machine's zone: nvidia-smi CSVs carry local times with no zone
+    try (ParallelClassifier classifier =
+        new ParallelClassifier(catalog, Clock.systemDefaultZone(), threads)) {
+      classifier.classifyAll(
+          files,
+          stdin,
+          new ParallelClassifier.Listener() {
+            private Progress progress;
+
+            @Override
+            public LongConsumer started(String file, long size) {
+              progress = new Progress(err, size, tty && !json);
+              return progress::update;
+            }
+
+            @Override
+            public void done(String file, List<Incident> incidents) {
+              progress.done();
+              progress = null;
+              report.file(file, incidents);
+              failed[0] |= failOn != null && incidents.stream().anyMatch(i -> atOrAboveFailOn(i));
+              out.flush();
+            }
+
+            @Override
+            public void failed(String file, Exception e) {
+              if (progress != null) {
+                progress.done();
+                progress = null;
+              }
+              err.println("cudawatch classify: " + file + ": " + describe(e));
+              status[0] = 2;
+              out.flush();
+            }
+          });
     }
     report.end();
     out.flush();
-    return status != 0 ? status : failed ? 1 : 0;
+    return status[0] != 0 ? status[0] : failed[0] ? 1 : 0;
   }
 
   private boolean atOrAboveFailOn(Incident i) {

@@ -44,6 +44,10 @@ public final class OfflineClassifier {
     this.clock = clock;
   }
 
+  Advisor advisor() {
+    return advisor;
+  }
+
   /**
    * @param in the log's bytes
    * @param source the name reported as the incidents' file

@@ -110,6 +110,15 @@ public final class StreamClassifier {
     return out;
   }
 
+  /**
+   * Counts {@code lines} lines that {@link #accept} would only have counted: no keyword, no
+   * traceback line, no diff hunk header, and the stream not inside a diff hunk (the caller checks
+   * {@link StreamState#inDiffHunk}). Incidents they would have settled settle on the next line.
+   */
+  void skipInert(long lines) {
+    st.lineNo += lines;
+  }
+
   /** Emits every open incident (end of input, or the stream went quiet). */
   public List<Incident> flush(Instant now) {
     return closeWhere(c -> true, now);

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds target/cudawatch-classify.jsa, an AppCDS archive of every class that classify and classes
+# load (text and --json reports both), so bin/cudawatch starts them without parsing or verifying
+# those classes again. Run by the package phase; a JDK that cannot dump an archive leaves none, and
+# bin/cudawatch then starts without it.
+set -uo pipefail
+java="$1" target="$2" warmup="$3"
+jar="$target/cudawatch-classify.jar"
+jsa="$target/cudawatch-classify.jsa"
+work="$target/cds"
+rm -rf "$work" "$jsa"
+mkdir -p "$work"
+quiet=(-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off -XX:+UseSerialGC)
+"$java" "${quiet[@]}" -XX:DumpLoadedClassList="$work/text.classlist" -jar "$jar" --no-color "$warmup" "$warmup" >/dev/null
+"$java" "${quiet[@]}" -XX:DumpLoadedClassList="$work/json.classlist" -jar "$jar" --json "$warmup" >/dev/null
+"$java" "${quiet[@]}" -XX:DumpLoadedClassList="$work/classes.classlist" -cp "$jar" dev.cudawatch.diagnosis.cli.ClassesCommand >/dev/null
+sort -u "$work"/*.classlist >"$work/all.classlist"
+if "$java" -Xshare:dump -XX:+UseSerialGC -XX:SharedClassListFile="$work/all.classlist" \
+  -XX:SharedArchiveFile="$jsa" -cp "$jar" >"$work/dump.log" 2>&1; then
+  echo "cds: $(grep -c . "$work/all.classlist") classes archived in $jsa"
+else
+  rm -f "$jsa"
+  echo "cds: this JDK could not dump an archive (see $work/dump.log); classify starts without one"
+fi
+exit 0

@@ -1,0 +1,169 @@
+package dev.cudawatch.diagnosis.engine;
+
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A byte-level automaton that flags every line {@link StreamClassifier#accept} could do more than
+ * count: a line holding a catalog keyword, a traceback header or frame ({@link Tracebacks}), or a
+ * diff hunk header ({@link QuotedText}), matched case-insensitively on the raw bytes. A line's
+ * normalised text is a substring of its raw bytes except where normalisation strips escape
+ * sequences or replaces NULs, so the raw scan flags a superset; those two bytes are reported apart
+ * so the caller checks such lines exactly. Immutable and shared by every thread.
+ */
+final class LinePrefilter {
+  /** The line holds a keyword or a state marker: it goes to the stream's classifier. */
+  static final int HIT = -1;
+
+  /** ESC or NUL: the line's normalised text is not a substring of its bytes; check it exactly. */
+  static final int SPECIAL = -2;
+
+  /** End of line. */
+  static final int NEWLINE = -3;
+
+  /** Lines that change a stream's state without a keyword (see Tracebacks and QuotedText). */
+  static final List<String> STATE_MARKERS =
+      List.of("traceback (most recent call last)", "file \"", "@@ -");
+
+  private final int classes;
+  private final byte[] byteClass = new byte[256];
+  private final byte[] charClass = new byte[128];
+
+  /** Transitions, indexed by state times {@link #classes} plus class; states are premultiplied. */
+  private final int[] delta;
+
+  LinePrefilter(Catalog catalog) {
+    this(literals(catalog));
+  }
+
+  LinePrefilter(List<String> literals) {
+    // class 0: bytes in no literal; 1: newline; 2: ESC and NUL; then one per literal byte
+    int next = 3;
+    for (String lit : literals) {
+      for (char c : lit.toCharArray()) {
+        if (c >= 128 || c == '\n' || c == 0x1b || c == 0) {
+          throw new IllegalArgumentException("prefilter literal must be printable ASCII: " + lit);
+        }
+        if (byteClass[c] == 0) {
+          byteClass[c] = (byte) next++;
+        }
+      }
+    }
+    for (char c = 'A'; c <= 'Z'; c++) {
+      byteClass[c] = byteClass[Character.toLowerCase(c)];
+    }
+    System.arraycopy(byteClass, 0, charClass, 0, 128);
+    byteClass['\n'] = 1;
+    byteClass[0x1b] = 2;
+    byteClass[0] = 2;
+    this.classes = next;
+
+    List<Map<Integer, Integer>> trie = new ArrayList<>();
+    List<Boolean> accepting = new ArrayList<>();
+    trie.add(new HashMap<>());
+    accepting.add(false);
+    for (String lit : literals) {
+      int s = 0;
+      for (char c : lit.toCharArray()) {
+        int cls = byteClass[c];
+        Integer t = trie.get(s).get(cls);
+        if (t == null) {
+          t = trie.size();
+          trie.add(new HashMap<>());
+          accepting.add(false);
+          trie.get(s).put(cls, t);
+        }
+        s = t;
+      }
+      accepting.set(s, true);
+    }
+    int n = trie.size();
+    int[] raw = new int[n * classes];
+    int[] fail = new int[n];
+    ArrayDeque<Integer> queue = new ArrayDeque<>();
+    for (int cls = 3; cls < classes; cls++) {
+      Integer t = trie.get(0).get(cls);
+      raw[cls] = t == null ? 0 : t;
+      if (t != null) {
+        queue.add(t);
+      }
+    }
+    while (!queue.isEmpty()) {
+      int s = queue.poll();
+      if (accepting.get(fail[s])) {
+        accepting.set(s, true);
+      }
+      for (int cls = 3; cls < classes; cls++) {
+        Integer t = trie.get(s).get(cls);
+        if (t == null) {
+          raw[s * classes + cls] = raw[fail[s] * classes + cls];
+        } else {
+          fail[t] = raw[fail[s] * classes + cls];
+          raw[s * classes + cls] = t;
+          queue.add(t);
+        }
+      }
+    }
+    delta = new int[n * classes];
+    for (int s = 0; s < n; s++) {
+      delta[s * classes] = 0; // a byte in no literal breaks every partial match
+      delta[s * classes + 1] = NEWLINE;
+      delta[s * classes + 2] = SPECIAL;
+      for (int cls = 3; cls < classes; cls++) {
+        int t = raw[s * classes + cls];
+        delta[s * classes + cls] = accepting.get(t) ? HIT : t * classes;
+      }
+    }
+  }
+
+  private static List<String> literals(Catalog catalog) {
+    List<String> out = new ArrayList<>(catalog.keywords().literals());
+    for (String m : STATE_MARKERS) {
+      out.add(m.toLowerCase(Locale.ROOT));
+    }
+    return out;
+  }
+
+  /**
+   * Scans bytes from {@code from} while in one line.
+   *
+   * @return the index of the byte that ended the scan and what it was, packed as {@code index << 2
+   *     | kind} with kind 0 for {@link #NEWLINE}, 1 for {@link #HIT}, 2 for {@link #SPECIAL}; or
+   *     {@code to << 2 | 3} when the bytes ran out first
+   */
+  long scan(byte[] b, int from, int to) {
+    final int[] d = delta;
+    final byte[] cc = byteClass;
+    int s = 0;
+    for (int i = from; i < to; i++) {
+      int t = d[s + cc[b[i] & 0xff]];
+      if (t >= 0) {
+        s = t;
+        continue;
+      }
+      return (long) i << 2 | (t == NEWLINE ? 0 : t == HIT ? 1 : 2);
+    }
+    return (long) to << 2 | 3;
+  }
+
+  /** Whether a normalised line holds a keyword or a state marker (exact for any text). */
+  boolean flags(CharSequence text) {
+    final int[] d = delta;
+    final byte[] cc = charClass;
+    int s = 0;
+    for (int i = 0, n = text.length(); i < n; i++) {
+      char c = text.charAt(i);
+      int t = d[s + (c < 128 ? cc[c] : 0)];
+      if (t == HIT) {
+        return true;
+      }
+      s = t < 0 ? 0 : t;
+    }
+    return false;
+  }
+}

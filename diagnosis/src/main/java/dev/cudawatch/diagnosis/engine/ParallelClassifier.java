@@ -1,0 +1,383 @@
+package dev.cudawatch.diagnosis.engine;
+
+import dev.cudawatch.common.gpu.NvidiaSmiCsv;
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.trend.TrendSettings;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.LongConsumer;
+
+/**
+ * Classifies many files, and large files in chunks, on a fixed pool of threads, with the same
+ * incidents, order and line numbers as {@link OfflineClassifier} on each file in turn. A large
+ * file's chunks are read and prefiltered in parallel ({@link ChunkScanner}); only the lines the
+ * prefilter flags go through the file's one {@link StreamClassifier}, in order, on the calling
+ * thread, while the lines between them are only counted (or replayed, inside a diff hunk). Small
+ * files are classified whole, one per thread. Results reach the listener in the files' order.
+ */
+public final class ParallelClassifier implements AutoCloseable {
+  /** Chunk size for large files: big enough to amortise a task, small enough to share out. */
+  public static final int DEFAULT_CHUNK_BYTES = 4 << 20;
+
+  /** Bytes read past a chunk's end to finish its last line; longer lines are read alone. */
+  private static final int DEFAULT_TAIL_BYTES = 1 << 16;
+
+  /** Receives each file's outcome, in the files' order, on the thread of {@link #classifyAll}. */
+  public interface Listener {
+    /** A file's classification starts; returns where its progress (bytes) goes. */
+    LongConsumer started(String file, long size);
+
+    void done(String file, List<Incident> incidents);
+
+    void failed(String file, Exception error);
+  }
+
+  private final Catalog catalog;
+  private final ClassifierSettings settings;
+  private final TrendSettings trendSettings;
+  private final Clock clock;
+  private final int threads;
+  private final int chunkBytes;
+  private final int tailBytes;
+  private final LinePrefilter prefilter;
+  private final ExecutorService pool;
+  private final OfflineClassifier offline;
+  private final ThreadLocal<ChunkScanner> scanners;
+  private final ThreadLocal<OfflineClassifier> offlines;
+
+  public ParallelClassifier(Catalog catalog, Clock clock, int threads) {
+    this(
+        catalog,
+        ClassifierSettings.defaults(),
+        TrendSettings.defaults(),
+        clock,
+        threads,
+        DEFAULT_CHUNK_BYTES,
+        DEFAULT_TAIL_BYTES);
+  }
+
+  /**
+   * @param threads worker threads; 1 classifies every file in turn on the calling thread
+   * @param chunkBytes files larger than this are split into chunks of this size
+   * @param tailBytes bytes read past a chunk to finish its last line (tests make it small)
+   */
+  public ParallelClassifier(
+      Catalog catalog,
+      ClassifierSettings settings,
+      TrendSettings trendSettings,
+      Clock clock,
+      int threads,
+      int chunkBytes,
+      int tailBytes) {
+    if (threads < 1 || chunkBytes < 1 || tailBytes < 1) {
+      throw new IllegalArgumentException("threads, chunk and tail sizes must be positive");
+    }
+    this.catalog = catalog;
+    this.settings = settings;
+    this.trendSettings = trendSettings;
+    this.clock = clock;
+    this.threads = threads;
+    this.chunkBytes = chunkBytes;
+    this.tailBytes = tailBytes;
+    this.offline = newOffline();
+    this.prefilter = threads > 1 ? new LinePrefilter(catalog) : null;
+    this.pool =
+        threads > 1
+            ? Executors.newFixedThreadPool(
+                threads,
+                r -> {
+                  Thread t = new Thread(r, "classify");
+                  t.setDaemon(true);
+                  return t;
+                })
+            : null;
+    this.scanners =
+        ThreadLocal.withInitial(() -> new ChunkScanner(prefilter, LineNormalizer.MAX_LINE_CHARS));
+    this.offlines = ThreadLocal.withInitial(this::newOffline);
+  }
+
+  private OfflineClassifier newOffline() {
+    return new OfflineClassifier(catalog, settings, trendSettings, clock);
+  }
+
+  /**
+   * Classifies {@code files} ('-' reads {@code stdin}) and tells the listener about each in order.
+   */
+  public void classifyAll(List<String> files, InputStream stdin, Listener listener) {
+    List<Job> jobs = new ArrayList<>(files.size());
+    for (String f : files) {
+      jobs.add(new Job(f));
+    }
+    Window window = new Window(jobs, threads * 3);
+    for (Job job : jobs) {
+      window.topUp();
+      try {
+        if (job.stdin) {
+          LongConsumer progress = listener.started(job.name, -1);
+          listener.done(job.name, offline.classify(stdin, job.name, progress));
+        } else if (pool == null) {
+          listener.done(job.name, inTurn(job.name, listener));
+        } else if (job.chunks == 0) {
+          listener.started(job.name, job.size);
+          List<Incident> incidents = window.take(job);
+          listener.done(job.name, incidents);
+        } else {
+          LongConsumer progress = listener.started(job.name, job.size);
+          listener.done(job.name, grouped(job, window, progress));
+        }
+      } catch (IOException | RuntimeException e) {
+        listener.failed(job.name, e);
+      } finally {
+        window.drop(job);
+        job.close();
+      }
+    }
+  }
+
+  /** The single-threaded path: one file read in turn, as before there was a pool. */
+  private List<Incident> inTurn(String name, Listener listener) throws IOException {
+    Path path = Path.of(name);
+    try (InputStream in = Files.newInputStream(path)) {
+      LongConsumer progress = listener.started(name, Files.size(path));
+      return offline.classify(in, name, progress);
+    }
+  }
+
+  /** Runs a large file's flagged lines through its stream classifier, chunk by chunk in order. */
+  private List<Incident> grouped(Job job, Window window, LongConsumer progress) throws IOException {
+    FileChannel ch = job.channel;
+    String first;
+    try (LineReader lr =
+        new LineReader(new ChunkScanner.Positional(ch, 0), LineNormalizer.MAX_LINE_CHARS)) {
+      first = lr.next();
+    }
+    if (first != null
+        && NvidiaSmiCsv.isHeader(first)
+        && NvidiaSmiCsv.fromHeader(first, clock.getZone()).isPresent()) {
+      return offline.classify(new ChunkScanner.Positional(ch, 0), job.name, progress);
+    }
+    StreamClassifier sc =
+        new StreamClassifier(
+            catalog,
+            offline.advisor(),
+            new StreamContext(null, null, job.name),
+            settings,
+            new StreamState());
+    List<Incident> out = new ArrayList<>();
+    long base = 0; // lines in the chunks before
+    long resume = 0; // the offset of the line after the last one the classifier took
+    for (int c = 0; c < job.chunks; c++) {
+      ChunkScanner.Result r = window.take(job);
+      for (int i = 0; i < r.found(); i++) {
+        long line = base + r.indexOf(i); // 0-based
+        skip(sc, line - sc.state().lineNo(), ch, resume, out);
+        out.addAll(sc.accept(r.text()[i], null, clock.instant()));
+        resume = r.next()[i];
+      }
+      base += r.lines();
+      if (progress != null) {
+        progress.accept(Math.min(job.size, (long) (c + 1) * chunkBytes));
+      }
+    }
+    skip(sc, base - sc.state().lineNo(), ch, resume, out);
+    out.addAll(sc.flush(clock.instant()));
+    out.sort(Comparator.comparingLong(Incident::line));
+    return out;
+  }
+
+  /**
+   * Passes {@code lines} unflagged lines starting at {@code offset}. They only count, except inside
+   * a diff hunk, where each may end it: those are replayed until it ends.
+   */
+  private void skip(
+      StreamClassifier sc, long lines, FileChannel ch, long offset, List<Incident> out)
+      throws IOException {
+    if (lines <= 0) {
+      return;
+    }
+    if (sc.state().inDiffHunk) {
+      try (LineReader lr =
+          new LineReader(new ChunkScanner.Positional(ch, offset), LineNormalizer.MAX_LINE_CHARS)) {
+        while (lines > 0 && sc.state().inDiffHunk) {
+          String line = lr.next();
+          if (line == null) {
+            throw new IOException("file shrank while read");
+          }
+          out.addAll(sc.accept(line, null, clock.instant()));
+          lines--;
+        }
+      }
+    }
+    sc.skipInert(lines);
+  }
+
+  @Override
+  public void close() {
+    if (pool != null) {
+      pool.shutdownNow();
+    }
+  }
+
+  /** One file: stdin, classified whole by one task, or in chunks. */
+  private final class Job {
+    final String name;
+    final boolean stdin;
+    long size = -1;
+    int chunks;
+    FileChannel channel;
+    boolean planned;
+    boolean dropped;
+    int submitted;
+
+    /** Submitted and not yet taken, in order. */
+    final ArrayDeque<Future<?>> pending = new ArrayDeque<>();
+
+    Job(String name) {
+      this.name = name;
+      this.stdin = name.equals("-");
+    }
+
+    /** Decides how to read the file: in chunks only when it is a large regular file. */
+    void plan() {
+      planned = true;
+      if (stdin || pool == null) {
+        return;
+      }
+      Path path = Path.of(name);
+      try {
+        if (Files.isRegularFile(path)) {
+          size = Files.size(path);
+          if (size > chunkBytes) {
+            channel = FileChannel.open(path, StandardOpenOption.READ);
+            chunks = (int) ((size + chunkBytes - 1) / chunkBytes);
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        chunks = 0; // the whole-file task reports the error in its turn
+      }
+    }
+
+    /** Units of work this job still has to submit to the pool. */
+    boolean hasUnits() {
+      return !stdin && !dropped && submitted < Math.max(1, chunks);
+    }
+
+    void submitNext() {
+      if (chunks == 0) {
+        pending.add(pool.submit(() -> classifyWhole(name)));
+      } else {
+        long start = (long) submitted * chunkBytes;
+        long end = Math.min(size, start + chunkBytes);
+        FileChannel ch = channel;
+        long sz = size;
+        pending.add(pool.submit(() -> scanners.get().scan(ch, sz, start, end, tailBytes)));
+      }
+      submitted++;
+    }
+
+    void close() {
+      if (channel != null) {
+        try {
+          channel.close();
+        } catch (IOException ignored) {
+          // read-only: nothing is lost
+        }
+      }
+    }
+  }
+
+  private List<Incident> classifyWhole(String name) throws IOException {
+    try (InputStream in = Files.newInputStream(Path.of(name))) {
+      return offlines.get().classify(in, name, null);
+    }
+  }
+
+  /**
+   * Keeps at most {@code limit} units submitted and not yet taken, in the files' order, so memory
+   * stays bounded however many files or chunks there are.
+   */
+  private final class Window {
+    private final List<Job> jobs;
+    private final int limit;
+    private int next; // the job whose units are submitted next
+    private int inFlight;
+
+    Window(List<Job> jobs, int limit) {
+      this.jobs = jobs;
+      this.limit = limit;
+    }
+
+    void topUp() {
+      if (pool == null) {
+        return;
+      }
+      while (inFlight < limit && next < jobs.size()) {
+        Job j = jobs.get(next);
+        if (!j.planned) {
+          j.plan();
+        }
+        if (!j.hasUnits()) {
+          next++;
+          continue;
+        }
+        j.submitNext();
+        inFlight++;
+      }
+    }
+
+    /** The job's next unit's result, waiting for it. */
+    @SuppressWarnings("unchecked")
+    <T> T take(Job job) throws IOException {
+      topUp();
+      Future<?> f = job.pending.poll();
+      if (f == null) {
+        throw new IllegalStateException("no work submitted for " + job.name);
+      }
+      try {
+        return (T) f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted", e);
+      } catch (ExecutionException e) {
+        Throwable c = e.getCause();
+        if (c instanceof IOException io) {
+          throw io;
+        }
+        if (c instanceof UncheckedIOException u) {
+          throw u.getCause();
+        }
+        if (c instanceof RuntimeException re) {
+          throw re;
+        }
+        throw new IOException(c);
+      } finally {
+        inFlight--;
+        topUp();
+      }
+    }
+
+    /** Forgets what a finished (or failed) job left untaken, so the window moves on. */
+    void drop(Job job) {
+      job.dropped = true;
+      for (Future<?> f = job.pending.poll(); f != null; f = job.pending.poll()) {
+        f.cancel(false); // never interrupt: that would close the shared channel under a reader
+        inFlight--;
+      }
+    }
+  }
+}
