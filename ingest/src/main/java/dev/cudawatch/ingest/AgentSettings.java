@@ -110,232 +110,147 @@ public record AgentSettings(
    * state}.
    */
   public AgentSettings withFiles(KafkaSettings k, List<FileGlob> globs, String state) {
-    return new AgentSettings(
-        k,
-        host,
-        job,
-        globs,
-        state,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        nvidiaSmi,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        runSpoolRoot,
-        slurm,
-        kubernetes);
+    Copy c = new Copy(this);
+    c.kafka = k;
+    c.files = globs;
+    c.stateDir = state;
+    return c.build();
   }
 
   /** The same settings with other sampling and HTTP settings (tests and local mode). */
   public AgentSettings withSources(String kernel, long sampleIntervalMs, int port) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernel,
-        nvidiaSmi,
-        sampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        port,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        runSpoolRoot,
-        slurm,
-        kubernetes);
+    Copy c = new Copy(this);
+    c.kernelLog = kernel;
+    c.gpuSampleIntervalMs = sampleIntervalMs;
+    c.httpPort = port;
+    return c.build();
   }
 
   /** The same settings with other file-closing and proc settings (tests). */
   public AgentSettings withNode(long closeInactive, String proc) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        nvidiaSmi,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactive,
-        proc,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        runSpoolRoot,
-        slurm,
-        kubernetes);
+    Copy c = new Copy(this);
+    c.closeInactiveMs = closeInactive;
+    c.procDir = proc;
+    return c.build();
   }
 
   /** The same settings scanning the globs every {@code ms} (0: every round; tests). */
   public AgentSettings withScanInterval(long ms) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        nvidiaSmi,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        ms,
-        runSpoolRoot,
-        slurm,
-        kubernetes);
+    Copy c = new Copy(this);
+    c.scanIntervalMs = ms;
+    return c.build();
   }
 
   /** The same settings polling files every {@code ms} when a round read nothing (local mode). */
   public AgentSettings withPollInterval(long ms) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        ms,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        nvidiaSmi,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        runSpoolRoot);
+    Copy c = new Copy(this);
+    c.pollIntervalMs = ms;
+    return c.build();
   }
 
   /** The same settings with another root for run spools (tests). */
   public AgentSettings withRunSpoolRoot(String root) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        nvidiaSmi,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        root,
-        slurm,
-        kubernetes);
+    Copy c = new Copy(this);
+    c.runSpoolRoot = root;
+    return c.build();
   }
 
   /** The same settings with another nvidia-smi binary ({@code cudawatch local}, tests). */
   public AgentSettings withNvidiaSmi(String binary) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        binary,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        runSpoolRoot,
-        slurm,
-        kubernetes);
+    Copy c = new Copy(this);
+    c.nvidiaSmi = binary;
+    return c.build();
   }
 
   /** The same settings with other attribution sources (tests, {@code cudawatch local}). */
   public AgentSettings withAttribution(SlurmSourceSettings s, KubernetesSourceSettings k) {
-    return new AgentSettings(
-        kafka,
-        host,
-        job,
-        files,
-        stateDir,
-        pollIntervalMs,
-        checkpointIntervalMs,
-        maxLineBytes,
-        readBudgetBytes,
-        kernelLog,
-        nvidiaSmi,
-        gpuSampleIntervalMs,
-        spoolMaxBytes,
-        spoolSegmentBytes,
-        httpHost,
-        httpPort,
-        keepRaw,
-        closeInactiveMs,
-        procDir,
-        deadLetterMaxBytes,
-        scanIntervalMs,
-        runSpoolRoot,
-        s,
-        k);
+    Copy c = new Copy(this);
+    c.slurm = s;
+    c.kubernetes = k;
+    return c.build();
+  }
+
+  /** A mutable copy, so each {@code with...} names only what it changes. */
+  private static final class Copy {
+    KafkaSettings kafka;
+    String host;
+    String job;
+    List<FileGlob> files;
+    String stateDir;
+    Long pollIntervalMs;
+    Long checkpointIntervalMs;
+    Integer maxLineBytes;
+    Long readBudgetBytes;
+    String kernelLog;
+    String nvidiaSmi;
+    Long gpuSampleIntervalMs;
+    Long spoolMaxBytes;
+    Long spoolSegmentBytes;
+    String httpHost;
+    Integer httpPort;
+    Boolean keepRaw;
+    Long closeInactiveMs;
+    String procDir;
+    Long deadLetterMaxBytes;
+    Long scanIntervalMs;
+    String runSpoolRoot;
+    SlurmSourceSettings slurm;
+    KubernetesSourceSettings kubernetes;
+
+    Copy(AgentSettings s) {
+      kafka = s.kafka;
+      host = s.host;
+      job = s.job;
+      files = s.files;
+      stateDir = s.stateDir;
+      pollIntervalMs = s.pollIntervalMs;
+      checkpointIntervalMs = s.checkpointIntervalMs;
+      maxLineBytes = s.maxLineBytes;
+      readBudgetBytes = s.readBudgetBytes;
+      kernelLog = s.kernelLog;
+      nvidiaSmi = s.nvidiaSmi;
+      gpuSampleIntervalMs = s.gpuSampleIntervalMs;
+      spoolMaxBytes = s.spoolMaxBytes;
+      spoolSegmentBytes = s.spoolSegmentBytes;
+      httpHost = s.httpHost;
+      httpPort = s.httpPort;
+      keepRaw = s.keepRaw;
+      closeInactiveMs = s.closeInactiveMs;
+      procDir = s.procDir;
+      deadLetterMaxBytes = s.deadLetterMaxBytes;
+      scanIntervalMs = s.scanIntervalMs;
+      runSpoolRoot = s.runSpoolRoot;
+      slurm = s.slurm;
+      kubernetes = s.kubernetes;
+    }
+
+    AgentSettings build() {
+      return new AgentSettings(
+          kafka,
+          host,
+          job,
+          files,
+          stateDir,
+          pollIntervalMs,
+          checkpointIntervalMs,
+          maxLineBytes,
+          readBudgetBytes,
+          kernelLog,
+          nvidiaSmi,
+          gpuSampleIntervalMs,
+          spoolMaxBytes,
+          spoolSegmentBytes,
+          httpHost,
+          httpPort,
+          keepRaw,
+          closeInactiveMs,
+          procDir,
+          deadLetterMaxBytes,
+          scanIntervalMs,
+          runSpoolRoot,
+          slurm,
+          kubernetes);
+    }
   }
 
   @Override
