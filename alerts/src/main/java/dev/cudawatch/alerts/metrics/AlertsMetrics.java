@@ -242,6 +242,17 @@ public final class AlertsMetrics {
     }
   }
 
+  /**
+   * The lemon score of a GPU as {@code cudawatch_gpu_lemon_score} shows it (for the incident page);
+   * 0 when no counted failure is known for it.
+   */
+  public int lemonScore(String host, String gpu, java.time.Instant now) {
+    if (gpu == null || host == null) {
+      return 0;
+    }
+    return lemons.score(hostLabel ? host + "|" + gpu : gpu, now);
+  }
+
   private static void setIfNumber(Gauge g, String[] labels, Object v) {
     if (v instanceof Number n) {
       g.labelValues(labels).set(n.doubleValue());
