@@ -5,15 +5,18 @@ import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
 /** The agent's own metrics, read from its parts when scraped. */
 public final class AgentMetrics {
-  /** Files listed one by one in the lag metric; beyond, they are summed under "other". */
-  static final int MAX_LAG_SERIES = 100;
+  /** Files listed one by one in the lag metric (those furthest behind). */
+  static final int MAX_LAG_SERIES = 10;
 
   private final PrometheusRegistry registry = new PrometheusRegistry();
 
@@ -120,31 +123,44 @@ public final class AgentMetrics {
         .register(registry);
     GaugeWithCallback.builder()
         .name("cudawatch_agent_file_lag_bytes")
-        .help("Bytes of a file not yet acknowledged by the broker")
+        .help(
+            "Bytes of a file not yet acknowledged by the broker, for the "
+                + MAX_LAG_SERIES
+                + " files furthest behind (cudawatch_agent_lag_bytes sums every file)")
         .labelNames("path")
-        .callback(
-            cb -> {
-              Map<String, Long> lag = t.lagBytes();
-              long other = 0;
-              int n = 0;
-              for (var e : lag.entrySet()) {
-                if (n++ < MAX_LAG_SERIES) {
-                  cb.call(e.getValue(), e.getKey());
-                } else {
-                  other += e.getValue();
-                }
-              }
-              if (n > MAX_LAG_SERIES) {
-                cb.call(other, "other");
-              }
-            })
+        .callback(cb -> topLag(t.lagBytes(), MAX_LAG_SERIES).forEach((p, b) -> cb.call(b, p)))
         .register(registry);
     GaugeWithCallback.builder()
-        .name("cudawatch_agent_send_latency_seconds_avg")
-        .help("Mean time from send to broker acknowledgement")
-        .callback(
-            cb -> cb.call(shipper.sent() == 0 ? 0 : shipper.latencyNanos() / 1e9 / shipper.sent()))
+        .name("cudawatch_agent_lag_bytes")
+        .help("Bytes of every followed file not yet acknowledged by the broker")
+        .callback(cb -> cb.call(t.lagBytes().values().stream().mapToLong(Long::longValue).sum()))
         .register(registry);
+    Histogram latency =
+        Histogram.builder()
+            .name("cudawatch_agent_send_latency_seconds")
+            .unit(Unit.SECONDS)
+            .help("Time from sending a record to the broker's acknowledgement")
+            .classicUpperBounds(
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+            .register(registry);
+    shipper.observeLatency(nanos -> latency.observe(nanos / 1e9));
+  }
+
+  /**
+   * The {@code n} files with the most unacknowledged bytes (ties by path), so the series stay
+   * bounded and name the files that matter; files with nothing pending are left out.
+   */
+  static Map<String, Long> topLag(Map<String, Long> lag, int n) {
+    Map<String, Long> top = new LinkedHashMap<>();
+    lag.entrySet().stream()
+        .filter(e -> e.getValue() > 0)
+        .sorted(
+            Map.Entry.<String, Long>comparingByValue()
+                .reversed()
+                .thenComparing(Map.Entry.comparingByKey()))
+        .limit(n)
+        .forEach(e -> top.put(e.getKey(), e.getValue()));
+    return top;
   }
 
   /** The runtime's own: records lost to spool write errors, and health. */

@@ -53,7 +53,8 @@ public final class AlertsMetrics {
       labels.add("host");
     }
     if (!allowedJobs.isEmpty()) {
-      labels.add("job");
+      // not "job": Prometheus' own target label, which would rename ours to exported_job
+      labels.add("training_job");
     }
     incidents =
         Counter.builder()
