@@ -1,8 +1,10 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.common.gpu.MemorySample;
 import dev.cudawatch.ingest.files.FileTailer;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
+import dev.cudawatch.ingest.streams.GpuMemorySampler;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -173,6 +175,39 @@ public final class AgentMetrics {
         .name("cudawatch_agent_healthy")
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
         .callback(cb -> cb.call(runtime.problems().isEmpty() ? 1 : 0))
+        .register(registry);
+    GpuMemorySampler sampler = runtime.gpuSampler();
+    if (sampler != null) {
+      // continuous GPU memory per device (the alerts service has it only at leak warnings)
+      gpuGauge(
+          "cudawatch_agent_gpu_memory_used_bytes",
+          "GPU memory in use at the latest nvidia-smi sample",
+          sampler,
+          MemorySample::usedBytes);
+      gpuGauge(
+          "cudawatch_agent_gpu_memory_capacity_bytes",
+          "GPU memory of the device (nvidia-smi memory.total)",
+          sampler,
+          MemorySample::totalBytes);
+    }
+  }
+
+  private void gpuGauge(
+      String name,
+      String help,
+      GpuMemorySampler sampler,
+      java.util.function.ToLongFunction<MemorySample> value) {
+    GaugeWithCallback.builder()
+        .name(name)
+        .unit(Unit.BYTES)
+        .help(help)
+        .labelNames("gpu")
+        .callback(
+            cb -> {
+              for (MemorySample m : sampler.latest()) {
+                cb.call(value.applyAsLong(m), Integer.toString(m.gpu()));
+              }
+            })
         .register(registry);
   }
 
