@@ -47,7 +47,8 @@ class DashboardImportTest {
       collect(d, "", refs);
       assertFalse(refs.isEmpty(), f.toString());
       for (String r : refs) {
-        assertTrue(r.endsWith("=${datasource}"), f + ": a datasource not through the variable: " + r);
+        assertTrue(
+            r.endsWith("=${datasource}"), f + ": a datasource not through the variable: " + r);
       }
     }
   }

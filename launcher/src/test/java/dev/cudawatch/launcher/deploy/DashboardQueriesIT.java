@@ -72,23 +72,23 @@ class DashboardQueriesIT {
                 "cudawatch-alerts", alertsPort, "cudawatch-agents", agentPort, "flink", flinkPort));
     String promUrl = prom.url();
     try (LocalCluster cluster =
-        new LocalCluster(
-            new LocalCluster.Options(
-                dir.resolve("data"),
-                dir.resolve("logs"),
-                null,
-                alertsPort,
-                2,
-                null,
-                "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook",
-                null,
-                List.of()),
-            new PrintStream(java.io.OutputStream.nullOutputStream()))
-            // the Prometheus reporter of deploy/flink/config.yaml, on the job's MiniCluster
-            .withFlinkSetting(
-                "metrics.reporter.prom.factory.class",
-                "org.apache.flink.metrics.prometheus.PrometheusReporterFactory")
-            .withFlinkSetting("metrics.reporter.prom.port", String.valueOf(flinkPort));
+            new LocalCluster(
+                    new LocalCluster.Options(
+                        dir.resolve("data"),
+                        dir.resolve("logs"),
+                        null,
+                        alertsPort,
+                        2,
+                        null,
+                        "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook",
+                        null,
+                        List.of()),
+                    new PrintStream(java.io.OutputStream.nullOutputStream()))
+                // the Prometheus reporter of deploy/flink/config.yaml, on the job's MiniCluster
+                .withFlinkSetting(
+                    "metrics.reporter.prom.factory.class",
+                    "org.apache.flink.metrics.prometheus.PrometheusReporterFactory")
+                .withFlinkSetting("metrics.reporter.prom.port", String.valueOf(flinkPort));
         AgentOnNode agent = new AgentOnNode()) {
       cluster.start();
       agent.start(cluster.bootstrapServers(), agentPort);
@@ -107,8 +107,7 @@ class DashboardQueriesIT {
           java.time.Duration.ofSeconds(180));
       // the Flink metric names as Prometheus sees them, for the README's table
       Files.writeString(
-          Path.of("target", "flink-metric-names.txt"),
-          String.join("\n", names(promUrl, "flink")));
+          Path.of("target", "flink-metric-names.txt"), String.join("\n", names(promUrl, "flink")));
     } finally {
       prom.close();
       webhook.stop(0);
