@@ -135,9 +135,10 @@ public final class IncidentPages {
     Map<String, Object> m = IncidentView.detail(i);
     String gpu = IncidentView.field(i, "gpu");
     m.put("title", IncidentView.title(i) + " on " + nz(i.host()));
-    m.put("lemon", lemons.score(i.host(), gpu, clock.instant()));
+    int lemon = lemons.score(i.host(), gpu, clock.instant());
+    m.put("lemon", lemon);
     m.put("lemonKnown", gpu != null && i.host() != null);
-    m.put("lemonSuspect", lemons.score(i.host(), gpu, clock.instant()) >= 2);
+    m.put("lemonSuspect", lemon >= 2);
     List<Map<String, Object>> xids =
         related(i, o -> o.fields().get("xid") != null && sameGpu(i, o), IncidentView::xidRow);
     m.put("xids", xids);
