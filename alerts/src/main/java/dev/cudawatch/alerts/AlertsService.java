@@ -2,6 +2,7 @@ package dev.cudawatch.alerts;
 
 import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
+import dev.cudawatch.alerts.http.IncidentPages;
 import dev.cudawatch.alerts.ingest.TopicConsumer;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.alerts.metrics.HealthMetrics;
@@ -48,7 +49,8 @@ public final class AlertsService implements AutoCloseable {
             metrics.registry(),
             incidents,
             alerts,
-            health);
+            health,
+            new IncidentPages(incidents, metrics::lemonScore, clock));
     if (settings.notifications().anyReceiver()) {
       notifier = new Notifier(settings.notifications(), metrics, clock);
       notifier.start();

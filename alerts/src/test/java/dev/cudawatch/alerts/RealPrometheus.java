@@ -20,15 +20,24 @@ public final class RealPrometheus implements AutoCloseable {
 
   /** Starts it scraping {@code 127.0.0.1:targetPort} (skipped or failed as RealBinaries says). */
   public static RealPrometheus start(Path dir, int targetPort) throws IOException {
+    return start(dir, java.util.Map.of("cudawatch-alerts", targetPort));
+  }
+
+  /** Starts it scraping each job's {@code 127.0.0.1:port} every second. */
+  public static RealPrometheus start(Path dir, java.util.Map<String, Integer> jobs)
+      throws IOException {
     Path prometheus = RealBinaries.require("prometheus");
     int port = RealBinaries.freePort();
     Path config = dir.resolve("prometheus.yml");
-    Files.writeString(
-        config,
-        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: cudawatch-alerts\n"
-            + "    static_configs:\n      - targets: ['127.0.0.1:"
-            + targetPort
-            + "']\n");
+    StringBuilder yml = new StringBuilder("global:\n  scrape_interval: 1s\nscrape_configs:\n");
+    jobs.forEach(
+        (job, target) ->
+            yml.append("  - job_name: ")
+                .append(job)
+                .append("\n    static_configs:\n      - targets: ['127.0.0.1:")
+                .append(target)
+                .append("']\n"));
+    Files.writeString(config, yml);
     Process p =
         new ProcessBuilder(
                 prometheus.toString(),

@@ -1,21 +1,26 @@
 package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.cli.BuildInfo;
+import dev.cudawatch.common.gpu.MemorySample;
 import dev.cudawatch.ingest.files.FileTailer;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
+import dev.cudawatch.ingest.streams.GpuMemorySampler;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
 /** The agent's own metrics, read from its parts when scraped. */
 public final class AgentMetrics {
-  /** Files listed one by one in the lag metric; beyond, they are summed under "other". */
-  static final int MAX_LAG_SERIES = 100;
+  /** Files listed one by one in the lag metric (those furthest behind). */
+  static final int MAX_LAG_SERIES = 10;
 
   private final PrometheusRegistry registry = new PrometheusRegistry();
 
@@ -133,31 +138,44 @@ public final class AgentMetrics {
         .register(registry);
     GaugeWithCallback.builder()
         .name("cudawatch_agent_file_lag_bytes")
-        .help("Bytes of a file not yet acknowledged by the broker")
+        .help(
+            "Bytes of a file not yet acknowledged by the broker, for the "
+                + MAX_LAG_SERIES
+                + " files furthest behind (cudawatch_agent_lag_bytes sums every file)")
         .labelNames("path")
-        .callback(
-            cb -> {
-              Map<String, Long> lag = t.lagBytes();
-              long other = 0;
-              int n = 0;
-              for (var e : lag.entrySet()) {
-                if (n++ < MAX_LAG_SERIES) {
-                  cb.call(e.getValue(), e.getKey());
-                } else {
-                  other += e.getValue();
-                }
-              }
-              if (n > MAX_LAG_SERIES) {
-                cb.call(other, "other");
-              }
-            })
+        .callback(cb -> topLag(t.lagBytes(), MAX_LAG_SERIES).forEach((p, b) -> cb.call(b, p)))
         .register(registry);
     GaugeWithCallback.builder()
-        .name("cudawatch_agent_send_latency_seconds_avg")
-        .help("Mean time from send to broker acknowledgement")
-        .callback(
-            cb -> cb.call(shipper.sent() == 0 ? 0 : shipper.latencyNanos() / 1e9 / shipper.sent()))
+        .name("cudawatch_agent_lag_bytes")
+        .help("Bytes of every followed file not yet acknowledged by the broker")
+        .callback(cb -> cb.call(t.lagBytes().values().stream().mapToLong(Long::longValue).sum()))
         .register(registry);
+    Histogram latency =
+        Histogram.builder()
+            .name("cudawatch_agent_send_latency_seconds")
+            .unit(Unit.SECONDS)
+            .help("Time from sending a record to the broker's acknowledgement")
+            .classicUpperBounds(
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+            .register(registry);
+    shipper.observeLatency(nanos -> latency.observe(nanos / 1e9));
+  }
+
+  /**
+   * The {@code n} files with the most unacknowledged bytes (ties by path), so the series stay
+   * bounded and name the files that matter; files with nothing pending are left out.
+   */
+  static Map<String, Long> topLag(Map<String, Long> lag, int n) {
+    Map<String, Long> top = new LinkedHashMap<>();
+    lag.entrySet().stream()
+        .filter(e -> e.getValue() > 0)
+        .sorted(
+            Map.Entry.<String, Long>comparingByValue()
+                .reversed()
+                .thenComparing(Map.Entry.comparingByKey()))
+        .limit(n)
+        .forEach(e -> top.put(e.getKey(), e.getValue()));
+    return top;
   }
 
   /** The runtime's own: records lost to spool write errors, and health. */
@@ -170,6 +188,39 @@ public final class AgentMetrics {
         .name("cudawatch_agent_healthy")
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
         .callback(cb -> cb.call(runtime.problems().isEmpty() ? 1 : 0))
+        .register(registry);
+    GpuMemorySampler sampler = runtime.gpuSampler();
+    if (sampler != null) {
+      // continuous GPU memory per device (the alerts service has it only at leak warnings)
+      gpuGauge(
+          "cudawatch_agent_gpu_memory_used_bytes",
+          "GPU memory in use at the latest nvidia-smi sample",
+          sampler,
+          MemorySample::usedBytes);
+      gpuGauge(
+          "cudawatch_agent_gpu_memory_capacity_bytes",
+          "GPU memory of the device (nvidia-smi memory.total)",
+          sampler,
+          MemorySample::totalBytes);
+    }
+  }
+
+  private void gpuGauge(
+      String name,
+      String help,
+      GpuMemorySampler sampler,
+      java.util.function.ToLongFunction<MemorySample> value) {
+    GaugeWithCallback.builder()
+        .name(name)
+        .unit(Unit.BYTES)
+        .help(help)
+        .labelNames("gpu")
+        .callback(
+            cb -> {
+              for (MemorySample m : sampler.latest()) {
+                cb.call(value.applyAsLong(m), Integer.toString(m.gpu()));
+              }
+            })
         .register(registry);
   }
 

@@ -231,6 +231,11 @@ public final class AgentRuntime implements AutoCloseable {
    * Spools a record of a stream source. A spool that cannot be written (a full disk) loses the
    * record, counted, and makes /healthz unhealthy; the source thread keeps running.
    */
+  /** The GPU memory sampler, or null when sampling is off. */
+  GpuMemorySampler gpuSampler() {
+    return sampler;
+  }
+
   private void stream(LogRecord r) {
     streamLines.incrementAndGet();
     try {

@@ -81,6 +81,7 @@ public final class LocalCluster implements AutoCloseable {
   private NodeSources nodeSources = NodeSources.none();
   private final List<Runnable> stops = new java.util.ArrayList<>();
   private RecordedSamples gpuReplay;
+  private final Map<String, String> flinkSettings = new java.util.LinkedHashMap<>();
 
   public LocalCluster(Options options, PrintStream console) {
     this.options = options;
@@ -90,6 +91,12 @@ public final class LocalCluster implements AutoCloseable {
   /** The machine's kernel log and GPU samples to use (default: none). */
   public LocalCluster withNodeSources(NodeSources sources) {
     this.nodeSources = sources;
+    return this;
+  }
+
+  /** A Flink setting for the embedded job's MiniCluster (e.g. a metrics reporter). */
+  public LocalCluster withFlinkSetting(String key, String value) {
+    flinkSettings.put(key, value);
     return this;
   }
 
@@ -143,6 +150,7 @@ public final class LocalCluster implements AutoCloseable {
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);
     conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
+    conf.addAll(Configuration.fromMap(flinkSettings));
     StreamExecutionEnvironment env =
         StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);
     ProcessorMain.configure(env, ps);

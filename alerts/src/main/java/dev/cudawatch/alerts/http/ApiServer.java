@@ -39,13 +39,14 @@ public final class ApiServer implements AutoCloseable {
   static final long CONNECTION_TIMEOUT_MS = 30_000;
 
   private static final List<String> PATHS =
-      List.of("/metrics", "/api/incidents", "/api/alerts", "/healthz");
+      List.of("/", "/incident", "/metrics", "/api/incidents", "/api/alerts", "/healthz");
 
   private final GuardedHttpServer server;
   private final PrometheusRegistry registry;
   private final IncidentStore incidents;
   private final AlertStore alerts;
   private final Health health;
+  private final IncidentPages pages;
   private final ExpositionFormats formats = ExpositionFormats.init();
 
   public ApiServer(
@@ -56,7 +57,28 @@ public final class ApiServer implements AutoCloseable {
       AlertStore alerts,
       Health health)
       throws IOException {
-    this(host, port, registry, incidents, alerts, health, REQUEST_TIMEOUT_MS);
+    this(
+        host,
+        port,
+        registry,
+        incidents,
+        alerts,
+        health,
+        new IncidentPages(incidents, (h, g, t) -> 0, java.time.Clock.systemUTC()),
+        REQUEST_TIMEOUT_MS);
+  }
+
+  /** With the incident page at {@code /} (the lemon scores and clock of the service). */
+  public ApiServer(
+      String host,
+      int port,
+      PrometheusRegistry registry,
+      IncidentStore incidents,
+      AlertStore alerts,
+      Health health,
+      IncidentPages pages)
+      throws IOException {
+    this(host, port, registry, incidents, alerts, health, pages, REQUEST_TIMEOUT_MS);
   }
 
   ApiServer(
@@ -66,8 +88,10 @@ public final class ApiServer implements AutoCloseable {
       IncidentStore incidents,
       AlertStore alerts,
       Health health,
+      IncidentPages pages,
       long requestTimeoutMs)
       throws IOException {
+    this.pages = pages;
     this.registry = registry;
     this.incidents = incidents;
     this.alerts = alerts;
@@ -95,6 +119,8 @@ public final class ApiServer implements AutoCloseable {
       String path = uri.getRawPath() == null ? "" : uri.getRawPath();
       Map<String, String> q = query(uri.getRawQuery());
       return switch (path) {
+        case "/" -> pages.list(q);
+        case "/incident" -> pages.incident(q);
         case "/metrics" -> metrics(req);
         case "/api/incidents" -> incidents(q);
         case "/api/alerts" -> alerts(q);

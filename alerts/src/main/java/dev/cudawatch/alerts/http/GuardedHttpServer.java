@@ -40,8 +40,12 @@ final class GuardedHttpServer implements AutoCloseable {
   /** A parsed request; header names lower case. */
   record Request(String method, String target, Map<String, String> headers) {}
 
-  /** A response; {@code body} is not sent for HEAD. */
-  record Response(int status, String contentType, byte[] body) {}
+  /** A response; {@code body} is not sent for HEAD; {@code headers} are added as given. */
+  record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+    Response(int status, String contentType, byte[] body) {
+      this(status, contentType, body, Map.of());
+    }
+  }
 
   interface Handler {
     Response handle(Request r) throws IOException;
@@ -253,6 +257,7 @@ final class GuardedHttpServer implements AutoCloseable {
     h.append("HTTP/1.1 ").append(r.status()).append(' ').append(reason(r.status())).append("\r\n");
     h.append("Content-Type: ").append(r.contentType()).append("\r\n");
     h.append("Content-Length: ").append(r.body().length).append("\r\n");
+    r.headers().forEach((k, v) -> h.append(k).append(": ").append(v).append("\r\n"));
     h.append("Connection: close\r\n\r\n");
     out.write(h.toString().getBytes(StandardCharsets.ISO_8859_1));
     if (!"HEAD".equals(method)) {

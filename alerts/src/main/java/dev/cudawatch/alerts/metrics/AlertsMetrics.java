@@ -62,7 +62,8 @@ public final class AlertsMetrics {
       labels.add("host");
     }
     if (!allowedJobs.isEmpty()) {
-      labels.add("job");
+      // not "job": Prometheus' own target label, which would rename ours to exported_job
+      labels.add("training_job");
     }
     incidents =
         Counter.builder()
@@ -249,6 +250,17 @@ public final class AlertsMetrics {
         }
       }
     }
+  }
+
+  /**
+   * The lemon score of a GPU as {@code cudawatch_gpu_lemon_score} shows it (for the incident page);
+   * 0 when no counted failure is known for it.
+   */
+  public int lemonScore(String host, String gpu, java.time.Instant now) {
+    if (gpu == null || host == null) {
+      return 0;
+    }
+    return lemons.score(hostLabel ? host + "|" + gpu : gpu, now);
   }
 
   private static void setIfNumber(Gauge g, String[] labels, Object v) {

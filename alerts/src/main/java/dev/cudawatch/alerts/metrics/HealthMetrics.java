@@ -49,7 +49,7 @@ public final class HealthMetrics {
             .name("cudawatch_job_step_seconds")
             .help(
                 "A job's step time at its latest slow-rank or slowdown finding (its ranks' median)")
-            .labelNames("job")
+            .labelNames("training_job")
             .register(registry);
     slowRanks =
         Counter.builder()

@@ -37,6 +37,17 @@ final class LemonScores {
         };
   }
 
+  /** The score of the GPU under {@code key} now: different jobs failed on it in the window. */
+  synchronized int score(String key, Instant now) {
+    for (var e : gpus.entrySet()) { // not get(): a read must not make the GPU "recent"
+      if (e.getKey().equals(key)) {
+        Instant from = now.minus(WINDOW);
+        return (int) e.getValue().jobs().values().stream().filter(t -> !t.isBefore(from)).count();
+      }
+    }
+    return 0;
+  }
+
   /**
    * Notes a failure of {@code job} on a GPU; returns the new scores of every GPU whose score
    * changed (0: remove the series), keyed by their label values.

@@ -8,7 +8,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The most recent incidents, newest first, bounded in count and in bytes (their JSON size: one
@@ -92,6 +94,32 @@ public final class IncidentStore {
       matched++;
     }
     return new Page(items, matched, q.offset(), q.limit());
+  }
+
+  /**
+   * A page of the incidents {@code p} accepts, newest first (the incident page's filters, which
+   * look inside fields such as the GPU).
+   */
+  public synchronized Page find(Predicate<Incident> p, int offset, int limit) {
+    List<Incident> items = new ArrayList<>();
+    int matched = 0;
+    for (Incident i : ring) {
+      if (p.test(i)) {
+        if (matched >= offset && items.size() < limit) {
+          items.add(i);
+        }
+        matched++;
+      }
+    }
+    return new Page(items, matched, offset, limit);
+  }
+
+  /** The incident of this id, if still held. */
+  public synchronized Optional<Incident> get(String id) {
+    if (!ids.contains(id)) {
+      return Optional.empty();
+    }
+    return ring.stream().filter(i -> i.id().equals(id)).findFirst();
   }
 
   public synchronized int size() {

@@ -27,14 +27,16 @@ class ApiServerIT {
   void start() throws IOException {
     Health health = new Health();
     health.register("test", () -> true);
+    IncidentStore store = new IncidentStore(10);
     server =
         new ApiServer(
             "127.0.0.1",
             0,
             new PrometheusRegistry(),
-            new IncidentStore(10),
+            store,
             new AlertStore(10),
             health,
+            new IncidentPages(store, (h, g, t) -> 0, java.time.Clock.systemUTC()),
             2_000);
   }
 

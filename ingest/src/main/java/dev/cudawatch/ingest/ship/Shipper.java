@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -39,6 +40,7 @@ public final class Shipper implements AutoCloseable {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong latencyNanos = new AtomicLong();
+  private volatile LongConsumer latencyObserver = n -> {};
   private final DeadLetters deadLetters;
 
   /** A shipper without a dead-letter store: rejected records are logged and counted as dropped. */
@@ -104,7 +106,9 @@ public final class Shipper implements AutoCloseable {
           if (e == null) {
             sent.incrementAndGet();
             bytes.addAndGet(value.length);
-            latencyNanos.addAndGet(System.nanoTime() - t0);
+            long took = System.nanoTime() - t0;
+            latencyNanos.addAndGet(took);
+            latencyObserver.accept(took);
             onAck.run();
             return;
           }
@@ -139,6 +143,11 @@ public final class Shipper implements AutoCloseable {
 
   public DeadLetters deadLetters() {
     return deadLetters;
+  }
+
+  /** Tells {@code nanos} each acknowledged record's time from send to acknowledgement. */
+  public void observeLatency(LongConsumer nanos) {
+    this.latencyObserver = nanos;
   }
 
   /** Total time from send to acknowledgement, over {@link #sent()} records. */

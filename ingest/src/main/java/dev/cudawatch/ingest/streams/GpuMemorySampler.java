@@ -34,6 +34,9 @@ public final class GpuMemorySampler implements Runnable {
   private final Clock clock;
   private final NvidiaSmiCsv rows;
   private final AtomicLong samples = new AtomicLong();
+  // the latest sample of each GPU, for the agent's gauges (one entry per device of the node)
+  private final java.util.Map<Integer, MemorySample> latest =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private volatile boolean running = true;
   private volatile Process process;
   private boolean warned;
@@ -85,6 +88,7 @@ public final class GpuMemorySampler implements Runnable {
                     return null; // not a sample (an error message of nvidia-smi)
                   }
                   samples.incrementAndGet();
+                  latest.put(sample.get().gpu(), sample.get());
                   return LogRecord.builder().host(host).kind(RecordKind.GPU_MEMORY).stream(
                           "nvidia-smi")
                       .source("nvidia-smi")
@@ -118,6 +122,11 @@ public final class GpuMemorySampler implements Runnable {
         return;
       }
     }
+  }
+
+  /** The latest sample of each GPU seen. */
+  public java.util.Collection<MemorySample> latest() {
+    return latest.values();
   }
 
   public long samples() {

@@ -12,6 +12,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.Agent;
+import dev.cudawatch.ingest.AgentRuntime;
 import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.launcher.LocalCluster;
@@ -53,6 +54,8 @@ class DashboardQueriesIT {
   void everyPanelQueryReturnsData() throws Exception {
     Map<String, String> queries = panelQueries();
     int alertsPort = RealBinaries.freePort();
+    int agentPort = RealBinaries.freePort();
+    int flinkPort = RealBinaries.freePort();
     HttpServer webhook = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     webhook.createContext(
         "/hook",
@@ -62,22 +65,33 @@ class DashboardQueriesIT {
           ex.close();
         });
     webhook.start();
-    RealPrometheus prom = RealPrometheus.start(dir, alertsPort);
+    RealPrometheus prom =
+        RealPrometheus.start(
+            dir,
+            Map.of(
+                "cudawatch-alerts", alertsPort, "cudawatch-agents", agentPort, "flink", flinkPort));
     String promUrl = prom.url();
     try (LocalCluster cluster =
-        new LocalCluster(
-            new LocalCluster.Options(
-                dir.resolve("data"),
-                dir.resolve("logs"),
-                null,
-                alertsPort,
-                2,
-                null,
-                "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook",
-                null,
-                List.of()),
-            new PrintStream(java.io.OutputStream.nullOutputStream()))) {
+            new LocalCluster(
+                    new LocalCluster.Options(
+                        dir.resolve("data"),
+                        dir.resolve("logs"),
+                        null,
+                        alertsPort,
+                        2,
+                        null,
+                        "http://127.0.0.1:" + webhook.getAddress().getPort() + "/hook",
+                        null,
+                        List.of()),
+                    new PrintStream(java.io.OutputStream.nullOutputStream()))
+                // the Prometheus reporter of deploy/flink/config.yaml, on the job's MiniCluster
+                .withFlinkSetting(
+                    "metrics.reporter.prom.factory.class",
+                    "org.apache.flink.metrics.prometheus.PrometheusReporterFactory")
+                .withFlinkSetting("metrics.reporter.prom.port", String.valueOf(flinkPort));
+        AgentOnNode agent = new AgentOnNode()) {
       cluster.start();
+      agent.start(cluster.bootstrapServers(), agentPort);
       // Prometheus must see the counters rise, so it scrapes before anything arrives
       await(() -> !query(promUrl, "up{job=\"cudawatch-alerts\"} == 1").isEmpty(), prom, "up");
       feed(cluster.bootstrapServers());
@@ -91,10 +105,88 @@ class DashboardQueriesIT {
           },
           java.util.Set::isEmpty,
           java.time.Duration.ofSeconds(180));
+      // the Flink metric names as Prometheus sees them, for the README's table
+      Files.writeString(
+          Path.of("target", "flink-metric-names.txt"), String.join("\n", names(promUrl, "flink")));
     } finally {
       prom.close();
       webhook.stop(0);
     }
+  }
+
+  /**
+   * A real agent runtime on this "node": its /metrics scraped, GPU memory sampled from an
+   * nvidia-smi stand-in printing what nvidia-smi prints (two GPUs), records shipped to the broker.
+   */
+  private final class AgentOnNode implements AutoCloseable {
+    private AgentRuntime runtime;
+
+    void start(String bootstrap, int port) throws Exception {
+      Path smi = dir.resolve("nvidia-smi");
+      Files.writeString(
+          smi,
+          "#!/bin/sh\n"
+              + "case \"$*\" in\n"
+              + "  *-lms*) while true; do\n"
+              + "    t=$(date -u '+%Y/%m/%d %H:%M:%S.000')\n"
+              + "    echo \"$t, 0, 00000000:3B:00.0, 40960, 81559\"\n"
+              + "    echo \"$t, 1, 00000000:86:00.0, 1024, 81559\"\n"
+              + "    sleep 0.5\n  done ;;\n"
+              + "  *index,pci.bus_id*) printf '0, 00000000:3B:00.0\\n1, 00000000:86:00.0\\n' ;;\n"
+              + "esac\n");
+      smi.toFile().setExecutable(true);
+      Path kernel = dir.resolve("kern.log");
+      Files.writeString(kernel, "");
+      AgentSettings s =
+          new AgentSettings(
+              new KafkaSettings(bootstrap, Map.of()),
+              "node-9",
+              null,
+              List.of(),
+              dir.resolve("agent-state").toString(),
+              null,
+              null,
+              null,
+              null,
+              kernel.toString(),
+              smi.toString(),
+              500L,
+              null,
+              null,
+              "127.0.0.1",
+              port,
+              null,
+              null,
+              null,
+              null,
+              null,
+              null);
+      runtime = new AgentRuntime(s, Clock.systemUTC());
+      runtime.start(false);
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      if (runtime != null) {
+        runtime.close();
+      }
+    }
+  }
+
+  /** The metric names of one scrape job. */
+  private List<String> names(String promUrl, String job) {
+    List<String> out = new ArrayList<>();
+    for (JsonNode s : query(promUrl, "count by (__name__) ({job=\"" + job + "\"})")) {
+      out.add(s.path("metric").path("__name__").asText());
+    }
+    return out.stream().sorted().toList();
+  }
+
+  /** Template variables as Grafana would fill them with "All" selected. */
+  static String substitute(String expr) {
+    return expr.replace("$__rate_interval", "1m")
+        .replaceAll("\\$\\{(\\w+)(:\\w+)?\\}", ".*")
+        .replaceAll("\\$(\\w+)", ".*");
   }
 
   /** Panel title -> expression, for every target of every dashboard. */
@@ -114,7 +206,7 @@ class DashboardQueriesIT {
                     + p.get("title").asText()
                     + " / "
                     + t.get("refId").asText(),
-                t.get("expr").asText());
+                substitute(t.get("expr").asText()));
           }
         }
       }

@@ -61,7 +61,7 @@ class PrometheusRulesIT {
       n++;
       assertTrue(tests.contains("alertname: " + m.group(1)), "no promtool test for " + m.group(1));
     }
-    assertEquals(4, n);
+    assertEquals(8, n);
   }
 
   @Test
@@ -77,7 +77,9 @@ class PrometheusRulesIT {
       assertFalse(names.contains(prom), m.group(1) + " copies the job's rule " + prom);
       assertTrue(
           m.group(1)
-              .matches("Cudawatch(PipelineDown|ConsumerLagging|DeadLetters|NotificationsFailing)"),
+              .matches(
+                  "Cudawatch(PipelineDown|ConsumerLagging|DeadLetters|NotificationsFailing"
+                      + "|AgentUnhealthy|AgentLagging|FlinkJobRestarting|CheckpointsFailing)"),
           m.group(1));
     }
   }
