@@ -170,6 +170,13 @@ public record AgentSettings(
     return c.build();
   }
 
+  /** The same settings under another node name (tests). */
+  public AgentSettings withHost(String name) {
+    Copy c = new Copy(this);
+    c.host = name;
+    return c.build();
+  }
+
   /** A mutable copy, so each {@code with...} names only what it changes. */
   private static final class Copy {
     KafkaSettings kafka;

@@ -138,29 +138,14 @@ class DashboardQueriesIT {
       Path kernel = dir.resolve("kern.log");
       Files.writeString(kernel, "");
       AgentSettings s =
-          new AgentSettings(
-              new KafkaSettings(bootstrap, Map.of()),
-              "node-9",
-              null,
-              List.of(),
-              dir.resolve("agent-state").toString(),
-              null,
-              null,
-              null,
-              null,
-              kernel.toString(),
-              smi.toString(),
-              500L,
-              null,
-              null,
-              "127.0.0.1",
-              port,
-              null,
-              null,
-              null,
-              null,
-              null,
-              null);
+          AgentSettings.defaults()
+              .with(
+                  new KafkaSettings(bootstrap, Map.of()),
+                  List.of(),
+                  dir.resolve("agent-state").toString())
+              .withHost("node-9")
+              .withNvidiaSmi(smi.toString())
+              .withSources(kernel.toString(), 500L, port);
       runtime = new AgentRuntime(s, Clock.systemUTC());
       runtime.start(false);
     }
