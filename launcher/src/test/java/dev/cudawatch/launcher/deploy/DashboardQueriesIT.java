@@ -106,8 +106,13 @@ class DashboardQueriesIT {
           java.util.Set::isEmpty,
           java.time.Duration.ofSeconds(180));
       // the Flink metric names as Prometheus sees them, for the README's table
-      Files.writeString(
-          Path.of("target", "flink-metric-names.txt"), String.join("\n", names(promUrl, "flink")));
+      List<String> flinkNames = names(promUrl, "flink");
+      Files.writeString(Path.of("target", "flink-metric-names.txt"), String.join("\n", flinkNames));
+      // the job's build, as the README's table names it
+      assertTrue(
+          flinkNames.contains(
+              "flink_taskmanager_job_task_operator_version_revision_cudawatch_build_info"),
+          "no build_info among the Flink metrics: " + flinkNames);
     } finally {
       prom.close();
       webhook.stop(0);

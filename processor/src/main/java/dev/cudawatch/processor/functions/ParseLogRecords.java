@@ -1,5 +1,6 @@
 package dev.cudawatch.processor.functions;
 
+import dev.cudawatch.common.cli.BuildInfo;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireFormatException;
@@ -53,6 +54,13 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
   @Override
   public void open(OpenContext ctx) {
     deadLetters = getRuntimeContext().getMetricGroup().counter("cudawatch_dead_letters");
+    // the build the job runs, as the agent's and alerts' cudawatch_build_info say theirs
+    BuildInfo build = BuildInfo.current();
+    getRuntimeContext()
+        .getMetricGroup()
+        .addGroup("version", build.version())
+        .addGroup("revision", build.revision())
+        .gauge("cudawatch_build_info", () -> 1);
   }
 
   @Override
