@@ -4,6 +4,7 @@ import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CatalogException;
 import dev.cudawatch.diagnosis.engine.ParallelClassifier;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.LongConsumer;
 import picocli.CommandLine;
@@ -139,6 +141,12 @@ public final class ClassifyCommand implements Callable<Integer> {
     } catch (CatalogException e) {
       err.println("cudawatch classify: invalid catalog: " + e.getMessage());
       return 2;
+    }
+    if (json) {
+      // the JSON mapper builds on the idle core while this thread reads and classifies the input
+      Thread warm = new Thread(() -> WireJson.toJson(Map.of("warm", List.of(1))), "json-warm");
+      warm.setDaemon(true);
+      warm.start();
     }
     boolean tty = System.console() != null;
     boolean useColor = color != null ? color : tty && System.getenv("NO_COLOR") == null;
