@@ -155,12 +155,18 @@ public final class CatalogLoader {
   }
 
   private List<CudaError> readCudaErrors() {
+    // streamed item by item, like the catalog: no tree of the whole file first (start-up time)
     try (InputStream e = resource("cuda-errors.yaml")) {
-      List<CudaError> errs = new ArrayList<>();
-      for (JsonNode n : YAML.readTree(e).get("errors")) {
-        errs.add(YAML.treeToValue(n, CudaError.class));
-      }
-      return errs;
+      List<StrictYaml.Located<CudaError>> errs = new ArrayList<>();
+      StrictYaml.read(
+          e,
+          "builtin:cuda-errors.yaml",
+          Map.of(
+              "errors",
+              (p, t) ->
+                  StrictYaml.readList(
+                      p, t, "builtin:cuda-errors.yaml", "errors", CudaError.class, errs)));
+      return errs.stream().map(StrictYaml.Located::value).toList();
     } catch (IOException ex) {
       throw new CatalogException("builtin:cuda-errors.yaml: " + ex.getMessage(), ex);
     }

@@ -1,8 +1,5 @@
 package dev.cudawatch.diagnosis.catalog;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -48,60 +45,62 @@ public final class KeywordMatcher {
     }
     this.classes = next;
 
-    List<Map<Integer, Integer>> trie = new ArrayList<>();
-    List<long[]> out = new ArrayList<>();
-    trie.add(new HashMap<>());
-    out.add(null);
+    // The trie is built straight into the transition table (0: no edge yet; the root is never a
+    // child), then completed in place breadth-first: arrays, not boxed maps, since this runs
+    // interpreted at every start-up.
+    int maxStates = 1;
+    for (var kw : keywords) {
+      maxStates += kw.getKey().length();
+    }
+    int[] go = new int[maxStates * classes];
+    long[][] out = new long[maxStates][];
+    int n = 1;
     for (var kw : keywords) {
       int s = 0;
       for (char c : kw.getKey().toLowerCase(Locale.ROOT).toCharArray()) {
         int cls = charClass[c];
-        Integer t = trie.get(s).get(cls);
-        if (t == null) {
-          t = trie.size();
-          trie.add(new HashMap<>());
-          out.add(null);
-          trie.get(s).put(cls, t);
+        int t = go[s * classes + cls];
+        if (t == 0) {
+          t = n++;
+          go[s * classes + cls] = t;
         }
         s = t;
       }
-      long[] mask = out.get(s) == null ? new long[words] : out.get(s);
+      long[] mask = out[s] == null ? new long[words] : out[s];
       mask[kw.getValue() >> 6] |= 1L << (kw.getValue() & 63);
-      out.set(s, mask);
+      out[s] = mask;
     }
-    int n = trie.size();
-    delta = new int[n * classes];
     int[] fail = new int[n];
-    ArrayDeque<Integer> queue = new ArrayDeque<>();
+    int[] queue = new int[n];
+    int head = 0;
+    int tail = 0;
     for (int cls = 0; cls < classes; cls++) {
-      Integer t = trie.get(0).get(cls);
-      delta[cls] = t == null ? 0 : t;
-      if (t != null) {
-        queue.add(t);
+      if (go[cls] != 0) {
+        queue[tail++] = go[cls];
       }
     }
-    while (!queue.isEmpty()) {
-      int s = queue.poll();
-      if (out.get(fail[s]) != null) {
-        long[] merged = out.get(s) == null ? new long[words] : out.get(s);
-        long[] f = out.get(fail[s]);
+    while (head < tail) {
+      int s = queue[head++];
+      if (out[fail[s]] != null) {
+        long[] merged = out[s] == null ? new long[words] : out[s];
+        long[] f = out[fail[s]];
         for (int w = 0; w < words; w++) {
           merged[w] |= f[w];
         }
-        out.set(s, merged);
+        out[s] = merged;
       }
       for (int cls = 0; cls < classes; cls++) {
-        Integer t = trie.get(s).get(cls);
-        if (t == null) {
-          delta[s * classes + cls] = delta[fail[s] * classes + cls];
+        int t = go[s * classes + cls];
+        if (t == 0) {
+          go[s * classes + cls] = go[fail[s] * classes + cls];
         } else {
-          fail[t] = delta[fail[s] * classes + cls];
-          delta[s * classes + cls] = t;
-          queue.add(t);
+          fail[t] = go[fail[s] * classes + cls];
+          queue[tail++] = t;
         }
       }
     }
-    output = out.toArray(new long[0][]);
+    delta = java.util.Arrays.copyOf(go, n * classes);
+    output = java.util.Arrays.copyOf(out, n);
   }
 
   /** The keywords, lower-cased: a prefilter that must flag every line this matcher flags. */

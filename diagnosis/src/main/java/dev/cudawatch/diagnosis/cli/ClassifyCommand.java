@@ -4,6 +4,7 @@ import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CatalogException;
 import dev.cudawatch.diagnosis.engine.ParallelClassifier;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.LongConsumer;
 import picocli.CommandLine;
@@ -83,6 +85,9 @@ public final class ClassifyCommand implements Callable<Integer> {
   private final PrintStream err;
   private final InputStream stdin;
 
+  /** The built-in catalog, loading on another thread while picocli parses the arguments. */
+  private java.util.concurrent.CompletableFuture<Catalog> builtIn;
+
   public ClassifyCommand() {
     this(System.out, System.err, System.in);
   }
@@ -99,7 +104,24 @@ public final class ClassifyCommand implements Callable<Integer> {
             new java.io.FileOutputStream(java.io.FileDescriptor.out),
             false,
             StandardCharsets.UTF_8);
-    int code = Cli.commandLine(new ClassifyCommand(out, System.err, System.in)).execute(args);
+    ClassifyCommand command = new ClassifyCommand(out, System.err, System.in);
+    // start-up time: nearly every run uses the built-in catalog alone, so start loading it now
+    if (java.util.Arrays.stream(args).noneMatch(a -> a.startsWith("--catalog"))) {
+      command.builtIn = new java.util.concurrent.CompletableFuture<>();
+      Thread loader =
+          new Thread(
+              () -> {
+                try {
+                  command.builtIn.complete(Catalog.builtIn());
+                } catch (RuntimeException | Error e) {
+                  command.builtIn.completeExceptionally(e);
+                }
+              },
+              "catalog-load");
+      loader.setDaemon(true);
+      loader.start();
+    }
+    int code = Cli.commandLine(command).execute(args);
     out.flush();
     System.exit(code);
   }
@@ -115,10 +137,16 @@ public final class ClassifyCommand implements Callable<Integer> {
     }
     Catalog catalog;
     try {
-      catalog = Catalog.load(catalogs);
+      catalog = builtIn != null && catalogs.isEmpty() ? preloaded() : Catalog.load(catalogs);
     } catch (CatalogException e) {
       err.println("cudawatch classify: invalid catalog: " + e.getMessage());
       return 2;
+    }
+    if (json) {
+      // the JSON mapper builds on the idle core while this thread reads and classifies the input
+      Thread warm = new Thread(() -> WireJson.toJson(Map.of("warm", List.of(1))), "json-warm");
+      warm.setDaemon(true);
+      warm.start();
     }
     boolean tty = System.console() != null;
     boolean useColor = color != null ? color : tty && System.getenv("NO_COLOR") == null;
@@ -168,6 +196,20 @@ public final class ClassifyCommand implements Callable<Integer> {
     report.end();
     out.flush();
     return status[0] != 0 ? status[0] : failed[0] ? 1 : 0;
+  }
+
+  private Catalog preloaded() {
+    try {
+      return builtIn.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      if (e.getCause() instanceof Error er) {
+        throw er;
+      }
+      throw e;
+    }
   }
 
   private boolean atOrAboveFailOn(Incident i) {

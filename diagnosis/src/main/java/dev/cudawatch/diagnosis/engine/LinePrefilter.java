@@ -1,12 +1,9 @@
 package dev.cudawatch.diagnosis.engine;
 
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * A byte-level automaton that flags every line {@link StreamClassifier#accept} could do more than
@@ -63,49 +60,48 @@ final class LinePrefilter {
     byteClass[0] = 2;
     this.classes = next;
 
-    List<Map<Integer, Integer>> trie = new ArrayList<>();
-    List<Boolean> accepting = new ArrayList<>();
-    trie.add(new HashMap<>());
-    accepting.add(false);
+    // arrays, not boxed maps: this runs interpreted at every start-up (see KeywordMatcher)
+    int maxStates = 1;
+    for (String lit : literals) {
+      maxStates += lit.length();
+    }
+    int[] raw = new int[maxStates * classes];
+    boolean[] accepting = new boolean[maxStates];
+    int n = 1;
     for (String lit : literals) {
       int s = 0;
       for (char c : lit.toCharArray()) {
         int cls = byteClass[c];
-        Integer t = trie.get(s).get(cls);
-        if (t == null) {
-          t = trie.size();
-          trie.add(new HashMap<>());
-          accepting.add(false);
-          trie.get(s).put(cls, t);
+        int t = raw[s * classes + cls];
+        if (t == 0) {
+          t = n++;
+          raw[s * classes + cls] = t;
         }
         s = t;
       }
-      accepting.set(s, true);
+      accepting[s] = true;
     }
-    int n = trie.size();
-    int[] raw = new int[n * classes];
     int[] fail = new int[n];
-    ArrayDeque<Integer> queue = new ArrayDeque<>();
+    int[] queue = new int[n];
+    int head = 0;
+    int tail = 0;
     for (int cls = 3; cls < classes; cls++) {
-      Integer t = trie.get(0).get(cls);
-      raw[cls] = t == null ? 0 : t;
-      if (t != null) {
-        queue.add(t);
+      if (raw[cls] != 0) {
+        queue[tail++] = raw[cls];
       }
     }
-    while (!queue.isEmpty()) {
-      int s = queue.poll();
-      if (accepting.get(fail[s])) {
-        accepting.set(s, true);
+    while (head < tail) {
+      int s = queue[head++];
+      if (accepting[fail[s]]) {
+        accepting[s] = true;
       }
       for (int cls = 3; cls < classes; cls++) {
-        Integer t = trie.get(s).get(cls);
-        if (t == null) {
+        int t = raw[s * classes + cls];
+        if (t == 0) {
           raw[s * classes + cls] = raw[fail[s] * classes + cls];
         } else {
           fail[t] = raw[fail[s] * classes + cls];
-          raw[s * classes + cls] = t;
-          queue.add(t);
+          queue[tail++] = t;
         }
       }
     }
@@ -116,7 +112,7 @@ final class LinePrefilter {
       delta[s * classes + 2] = SPECIAL;
       for (int cls = 3; cls < classes; cls++) {
         int t = raw[s * classes + cls];
-        delta[s * classes + cls] = accepting.get(t) ? HIT : t * classes;
+        delta[s * classes + cls] = accepting[t] ? HIT : t * classes;
       }
     }
   }

@@ -54,7 +54,7 @@ public final class ParallelClassifier implements AutoCloseable {
   private final int threads;
   private final int chunkBytes;
   private final int tailBytes;
-  private final LinePrefilter prefilter;
+  private LinePrefilter prefilter;
   private final ExecutorService pool;
   private final OfflineClassifier offline;
   private final ThreadLocal<ChunkScanner> scanners;
@@ -95,7 +95,6 @@ public final class ParallelClassifier implements AutoCloseable {
     this.chunkBytes = chunkBytes;
     this.tailBytes = tailBytes;
     this.offline = newOffline();
-    this.prefilter = threads > 1 ? new LinePrefilter(catalog) : null;
     this.pool =
         threads > 1
             ? Executors.newFixedThreadPool(
@@ -107,8 +106,16 @@ public final class ParallelClassifier implements AutoCloseable {
                 })
             : null;
     this.scanners =
-        ThreadLocal.withInitial(() -> new ChunkScanner(prefilter, LineNormalizer.MAX_LINE_CHARS));
+        ThreadLocal.withInitial(() -> new ChunkScanner(prefilter(), LineNormalizer.MAX_LINE_CHARS));
     this.offlines = ThreadLocal.withInitial(this::newOffline);
+  }
+
+  /** Built on the first chunk: a run of small files never needs it (start-up time). */
+  private synchronized LinePrefilter prefilter() {
+    if (prefilter == null) {
+      prefilter = new LinePrefilter(catalog);
+    }
+    return prefilter;
   }
 
   private OfflineClassifier newOffline() {
