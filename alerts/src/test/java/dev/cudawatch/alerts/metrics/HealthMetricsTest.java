@@ -72,7 +72,8 @@ class HealthMetricsTest {
     assertTrue(text.contains("cudawatch_slow_ranks_total{gpu=\"1\",host=\"node-b\"} 1.0"), text);
     assertTrue(text.contains("cudawatch_job_step_seconds{training_job=\"job-1\"} 0.5"), text);
     assertTrue(text.contains("cudawatch_job_step_seconds{training_job=\"job-2\"} 0.75"), text);
-    assertTrue(text.contains("cudawatch_job_step_seconds{training_job=\"other\"} 2.0"), "capped: " + text);
+    assertTrue(
+        text.contains("cudawatch_job_step_seconds{training_job=\"other\"} 2.0"), "capped: " + text);
     assertTrue(text.contains("cudawatch_gpu_mtbi_seconds{gpu=\"2\",host=\"node-a\"} 600.0"), text);
     assertTrue(text.contains("cudawatch_node_mtbi_seconds{host=\"node-a\"} 600.0"), text);
     assertTrue(
