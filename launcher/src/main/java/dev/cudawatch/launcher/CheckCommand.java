@@ -172,8 +172,8 @@ public final class CheckCommand implements Callable<Integer> {
     for (Iterator<String> it = top.fieldNames(); it.hasNext(); ) {
       keys.add(it.next());
     }
-    if ((keys.contains("signatures") || keys.contains("macros"))
-        && Set.of("version", "macros", "signatures", "tests").containsAll(keys)) {
+    if ((keys.contains("signatures") || keys.contains("macros") || keys.contains("step_times"))
+        && CatalogLoader.SECTIONS.containsAll(keys)) {
       return Kind.CATALOG;
     }
     if (keys.contains("rules") && Set.of("version", "rules").containsAll(keys)) {

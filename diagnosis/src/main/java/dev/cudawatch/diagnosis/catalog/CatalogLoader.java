@@ -193,6 +193,10 @@ public final class CatalogLoader {
     }
   }
 
+  /** The top-level keys a catalog file may have (what {@code readCatalog} reads). */
+  public static final Set<String> SECTIONS =
+      Set.of("version", "macros", "signatures", "tests", "step_times");
+
   /** Streams the YAML so each signature keeps the line it starts on, for error messages. */
   private void readCatalog(
       InputStream in,
@@ -234,6 +238,7 @@ public final class CatalogLoader {
           StrictYaml.readList(p, t, file, "step_times", SignatureSpec.class, specs);
           specs.forEach(l -> stepTimes.add(new Located(l.value(), l.origin())));
         });
+    assert sections.keySet().equals(SECTIONS);
     StrictYaml.read(in, file, sections);
   }
 
