@@ -1,9 +1,9 @@
 package dev.cudawatch.processor.jobs;
 
-import static dev.cudawatch.processor.records.CodecIo.readInteger;
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.writeInteger;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.readInteger;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.writeInteger;
+import static dev.cudawatch.common.io.CodecIo.writeString;
 
 import dev.cudawatch.processor.records.Codec;
 import dev.cudawatch.processor.records.CodecTypeInfo;

@@ -1,9 +1,9 @@
 package dev.cudawatch.processor.records;
 
-import static dev.cudawatch.processor.records.CodecIo.readInstant;
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.writeInstant;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.readInstant;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.writeInstant;
+import static dev.cudawatch.common.io.CodecIo.writeString;
 
 import dev.cudawatch.common.wire.DeadLetter;
 import java.io.DataInput;

@@ -1,13 +1,13 @@
 package dev.cudawatch.processor.records;
 
-import static dev.cudawatch.processor.records.CodecIo.readInstant;
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.readStrings;
-import static dev.cudawatch.processor.records.CodecIo.readValueMap;
-import static dev.cudawatch.processor.records.CodecIo.writeInstant;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
-import static dev.cudawatch.processor.records.CodecIo.writeStrings;
-import static dev.cudawatch.processor.records.CodecIo.writeValueMap;
+import static dev.cudawatch.common.io.CodecIo.readInstant;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.readStrings;
+import static dev.cudawatch.common.io.CodecIo.readValueMap;
+import static dev.cudawatch.common.io.CodecIo.writeInstant;
+import static dev.cudawatch.common.io.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.writeStrings;
+import static dev.cudawatch.common.io.CodecIo.writeValueMap;
 
 import dev.cudawatch.common.wire.Incident;
 import java.io.DataInput;

@@ -1,15 +1,15 @@
 package dev.cudawatch.processor.records;
 
-import static dev.cudawatch.processor.records.CodecIo.readEnum;
-import static dev.cudawatch.processor.records.CodecIo.readInstant;
-import static dev.cudawatch.processor.records.CodecIo.readInteger;
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.readStringMap;
-import static dev.cudawatch.processor.records.CodecIo.writeEnum;
-import static dev.cudawatch.processor.records.CodecIo.writeInstant;
-import static dev.cudawatch.processor.records.CodecIo.writeInteger;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
-import static dev.cudawatch.processor.records.CodecIo.writeStringMap;
+import static dev.cudawatch.common.io.CodecIo.readEnum;
+import static dev.cudawatch.common.io.CodecIo.readInstant;
+import static dev.cudawatch.common.io.CodecIo.readInteger;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.readStringMap;
+import static dev.cudawatch.common.io.CodecIo.writeEnum;
+import static dev.cudawatch.common.io.CodecIo.writeInstant;
+import static dev.cudawatch.common.io.CodecIo.writeInteger;
+import static dev.cudawatch.common.io.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.writeStringMap;
 
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;

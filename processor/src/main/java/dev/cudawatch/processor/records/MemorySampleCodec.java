@@ -1,7 +1,7 @@
 package dev.cudawatch.processor.records;
 
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.writeString;
 
 import dev.cudawatch.common.gpu.MemorySample;
 import java.io.DataInput;

@@ -1,9 +1,9 @@
 package dev.cudawatch.processor.records;
 
-import static dev.cudawatch.processor.records.CodecIo.readBytes;
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.writeBytes;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.readBytes;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.writeBytes;
+import static dev.cudawatch.common.io.CodecIo.writeString;
 
 import java.io.DataInput;
 import java.io.DataOutput;

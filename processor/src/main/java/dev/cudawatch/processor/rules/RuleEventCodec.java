@@ -1,9 +1,9 @@
 package dev.cudawatch.processor.rules;
 
-import static dev.cudawatch.processor.records.CodecIo.readString;
-import static dev.cudawatch.processor.records.CodecIo.readStringMap;
-import static dev.cudawatch.processor.records.CodecIo.writeString;
-import static dev.cudawatch.processor.records.CodecIo.writeStringMap;
+import static dev.cudawatch.common.io.CodecIo.readString;
+import static dev.cudawatch.common.io.CodecIo.readStringMap;
+import static dev.cudawatch.common.io.CodecIo.writeString;
+import static dev.cudawatch.common.io.CodecIo.writeStringMap;
 
 import dev.cudawatch.processor.records.Codec;
 import dev.cudawatch.processor.records.CodecTypeInfo;

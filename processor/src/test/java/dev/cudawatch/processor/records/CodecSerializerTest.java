@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cudawatch.common.io.CodecIo;
 import dev.cudawatch.common.wire.LogRecord;
 import java.io.DataInput;
 import java.io.DataOutput;

@@ -1,4 +1,4 @@
-package dev.cudawatch.processor.records;
+package dev.cudawatch.common.io;
 
 import java.io.DataInput;
 import java.io.DataOutput;
