@@ -69,7 +69,7 @@ public record Incident(
 
   /** The same incident with a fleet verdict attached. */
   public Incident withVerdict(String newVerdict) {
-    return copy(fields, nextSteps, newVerdict);
+    return toBuilder().verdict(newVerdict).build();
   }
 
   /**
@@ -82,7 +82,7 @@ public record Incident(
     List<String> steps = new java.util.ArrayList<>();
     steps.add(firstStep);
     steps.addAll(nextSteps);
-    return copy(f, steps, verdict);
+    return toBuilder().fields(f).nextSteps(steps).build();
   }
 
   /**
@@ -97,55 +97,33 @@ public record Incident(
     }
     attr.put("job", how);
     f.put("attribution", attr);
-    return new Incident(
-        v,
-        id,
-        incidentClass,
-        root,
-        rootId,
-        count,
-        severity,
-        suspect,
-        signature,
-        f,
-        summary,
-        explanation,
-        nextSteps,
-        host,
-        newJob,
-        source,
-        line,
-        firstRecordId,
-        eventTime,
-        detectedTime,
-        excerpt,
-        verdict);
+    return toBuilder().fields(f).job(newJob).build();
   }
 
-  private Incident copy(Map<String, Object> f, List<String> steps, String v2) {
-    return new Incident(
-        v,
-        id,
-        incidentClass,
-        root,
-        rootId,
-        count,
-        severity,
-        suspect,
-        signature,
-        f,
-        summary,
-        explanation,
-        steps,
-        host,
-        job,
-        source,
-        line,
-        firstRecordId,
-        eventTime,
-        detectedTime,
-        excerpt,
-        v2);
+  /** A builder holding every part of this incident, its wire version included. */
+  public Builder toBuilder() {
+    Builder b =
+        builder(id, incidentClass)
+            .root(root, rootId)
+            .count(count)
+            .severity(severity)
+            .suspect(suspect)
+            .signature(signature)
+            .fields(fields)
+            .summary(summary)
+            .explanation(explanation)
+            .nextSteps(nextSteps)
+            .host(host)
+            .job(job)
+            .source(source)
+            .line(line)
+            .firstRecordId(firstRecordId)
+            .eventTime(eventTime)
+            .detectedTime(detectedTime)
+            .excerpt(excerpt)
+            .verdict(verdict);
+    b.v = v;
+    return b;
   }
 
   /** Starts an incident of this id and class; parts not set stay null, empty, or a count of 1. */
@@ -155,6 +133,7 @@ public record Incident(
 
   /** Builds an {@link Incident} part by part, instead of its 22 positional arguments. */
   public static final class Builder {
+    private int v = WireJson.VERSION;
     private final String id;
     private final String incidentClass;
     private boolean root = true;
@@ -276,7 +255,7 @@ public record Incident(
 
     public Incident build() {
       return new Incident(
-          WireJson.VERSION,
+          v,
           id,
           incidentClass,
           root,
