@@ -1,5 +1,6 @@
 package dev.cudawatch.alerts;
 
+import dev.cudawatch.alerts.handoff.NodeConditionWriter;
 import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.http.IncidentPages;
@@ -8,20 +9,27 @@ import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.alerts.metrics.HealthMetrics;
 import dev.cudawatch.alerts.notify.Notifier;
 import dev.cudawatch.alerts.store.AlertStore;
+import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Clock;
 
-/** The alerts service: consumes incidents and alerts, serves metrics and the API, prints alerts. */
+/**
+ * The alerts service: consumes incidents, alerts and the GPU health ledger's recommendations,
+ * serves metrics, the API and the incident page, prints alerts, and (when enabled) hands
+ * recommendations to Kubernetes as node conditions.
+ */
 public final class AlertsService implements AutoCloseable {
   private final AlertsSettings settings;
   private final AlertsMetrics metrics;
   private final HealthMetrics fleetHealth;
   private final IncidentStore incidents;
   private final AlertStore alerts;
+  private final GpuHealthStore gpus;
   private final Health health;
   private final AlertPrinter printer;
   private final Clock clock;
@@ -29,6 +37,7 @@ public final class AlertsService implements AutoCloseable {
   private Thread consumerThread;
   private ApiServer http;
   private Notifier notifier;
+  private NodeConditionWriter nodeConditions;
 
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
@@ -36,6 +45,8 @@ public final class AlertsService implements AutoCloseable {
     this.fleetHealth = new HealthMetrics(metrics.registry(), settings.maxSeriesPerMetric());
     this.incidents = new IncidentStore(settings.maxIncidents(), settings.maxIncidentsBytes());
     this.alerts = new AlertStore(settings.maxAlerts());
+    this.gpus = new GpuHealthStore(settings.maxGpus());
+    HealthMetrics.watch(metrics.registry(), gpus);
     this.health = health;
     this.printer = console == null ? null : new AlertPrinter(console);
     this.clock = clock;
@@ -49,13 +60,20 @@ public final class AlertsService implements AutoCloseable {
             metrics.registry(),
             incidents,
             alerts,
+            gpus,
             health,
-            new IncidentPages(incidents, metrics::lemonScore, clock));
+            new IncidentPages(incidents, gpus, metrics::lemonScore, clock));
     if (settings.notifications().anyReceiver()) {
       notifier = new Notifier(settings.notifications(), metrics, clock);
       notifier.start();
       Notifier n = notifier;
       health.register("notifier", () -> true, n::details);
+    }
+    if (settings.nodeConditions().enabled()) {
+      nodeConditions =
+          new NodeConditionWriter(
+              settings.nodeConditions(), gpus, settings.maxGpus(), metrics.registry(), clock);
+      nodeConditions.start();
     }
     consumer =
         new TopicConsumer(
@@ -64,6 +82,7 @@ public final class AlertsService implements AutoCloseable {
             metrics,
             this::onIncident,
             this::onAlert,
+            this::onAction,
             this::afterBatch,
             clock);
     health.register("alerts-consumer", consumer::ready, consumer::details);
@@ -91,6 +110,12 @@ public final class AlertsService implements AutoCloseable {
     }
   }
 
+  void onAction(Action a) {
+    if (gpus.add(a) && nodeConditions != null) {
+      nodeConditions.onAction(a);
+    }
+  }
+
   /**
    * After each batch from Kafka and before its offsets are committed, the notifier saves what it
    * must still send, so a crash cannot lose a notification the consumer already moved past.
@@ -114,6 +139,10 @@ public final class AlertsService implements AutoCloseable {
     return incidents;
   }
 
+  public GpuHealthStore gpus() {
+    return gpus;
+  }
+
   @Override
   public void close() throws InterruptedException {
     if (consumer != null) {
@@ -125,6 +154,9 @@ public final class AlertsService implements AutoCloseable {
     }
     if (notifier != null) {
       notifier.close();
+    }
+    if (nodeConditions != null) {
+      nodeConditions.close();
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.cudawatch.alerts;
 
+import dev.cudawatch.alerts.handoff.NodeConditionSettings;
 import dev.cudawatch.alerts.notify.NotifySettings;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
@@ -20,6 +21,9 @@ import java.util.List;
  * @param allowedJobLabels job ids allowed as a label (none by default: jobs are unbounded)
  * @param notifications where alerts are sent, and how
  * @param maxIncidentsBytes bytes of incidents (their JSON) kept for the API; the oldest leave first
+ * @param maxGpus GPUs whose health (the ledger's latest recommendation) is kept for the page and
+ *     the API; past it the one updated longest ago is forgotten and counted
+ * @param nodeConditions the hand-off to remediation as a Kubernetes node condition (off by default)
  */
 public record AlertsSettings(
     KafkaSettings kafka,
@@ -32,7 +36,9 @@ public record AlertsSettings(
     Integer maxSeriesPerMetric,
     List<String> allowedJobLabels,
     NotifySettings notifications,
-    Long maxIncidentsBytes)
+    Long maxIncidentsBytes,
+    Integer maxGpus,
+    NodeConditionSettings nodeConditions)
     implements Validated {
 
   public AlertsSettings {
@@ -47,10 +53,13 @@ public record AlertsSettings(
     allowedJobLabels = allowedJobLabels == null ? List.of() : List.copyOf(allowedJobLabels);
     notifications = notifications == null ? NotifySettings.defaults() : notifications;
     maxIncidentsBytes = maxIncidentsBytes == null ? 64L << 20 : maxIncidentsBytes;
+    maxGpus = maxGpus == null ? 10_000 : maxGpus;
+    nodeConditions = nodeConditions == null ? NodeConditionSettings.defaults() : nodeConditions;
   }
 
   public static AlertsSettings defaults() {
-    return new AlertsSettings(null, null, null, null, null, null, null, null, null, null, null);
+    return new AlertsSettings(
+        null, null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public AlertsSettings with(KafkaSettings k, Integer port, NotifySettings n) {
@@ -65,7 +74,27 @@ public record AlertsSettings(
         maxSeriesPerMetric,
         allowedJobLabels,
         n,
-        maxIncidentsBytes);
+        maxIncidentsBytes,
+        maxGpus,
+        nodeConditions);
+  }
+
+  /** These settings with the node-condition hand-off set to {@code c}. */
+  public AlertsSettings withNodeConditions(NodeConditionSettings c) {
+    return new AlertsSettings(
+        kafka,
+        groupId,
+        httpHost,
+        httpPort,
+        maxIncidents,
+        maxAlerts,
+        hostLabel,
+        maxSeriesPerMetric,
+        allowedJobLabels,
+        notifications,
+        maxIncidentsBytes,
+        maxGpus,
+        c);
   }
 
   @Override
@@ -82,7 +111,10 @@ public record AlertsSettings(
         maxAlerts >= 1 && maxAlerts <= 1_000_000, path + "max_alerts", "must be 1..1000000");
     Validated.require(
         maxSeriesPerMetric >= 10, path + "max_series_per_metric", "must be at least 10");
+    Validated.require(
+        maxGpus >= 1 && maxGpus <= 1_000_000, path + "max_gpus", "must be 1..1000000");
     notifications.validate(path + "notifications.");
+    nodeConditions.validate(path + "node_conditions.");
   }
 
   /** An http(s) URL with a host; the message never repeats the URL, which may hold a token. */

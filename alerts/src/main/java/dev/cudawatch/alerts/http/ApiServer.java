@@ -3,6 +3,7 @@ package dev.cudawatch.alerts.http;
 import dev.cudawatch.alerts.http.GuardedHttpServer.Request;
 import dev.cudawatch.alerts.http.GuardedHttpServer.Response;
 import dev.cudawatch.alerts.store.AlertStore;
+import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.common.wire.WireJson;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
@@ -22,9 +23,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /healthz, on a {@link
- * GuardedHttpServer} (bounded connections, request size and time; loopback Host check). Bad input
- * (a malformed query string, an unknown parameter value) gets a 400 with a one-line reason.
+ * Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /api/gpus (each GPU's health
+ * and repair-ladder state; /api/gpus/{key} one of them), /healthz, on a {@link GuardedHttpServer}
+ * (bounded connections, request size and time; loopback Host check). Bad input (a malformed query
+ * string, an unknown parameter value) gets a 400 with a one-line reason.
  */
 public final class ApiServer implements AutoCloseable {
   private static final int MAX_LIMIT = 1000;
@@ -39,12 +41,15 @@ public final class ApiServer implements AutoCloseable {
   static final long CONNECTION_TIMEOUT_MS = 30_000;
 
   private static final List<String> PATHS =
-      List.of("/", "/incident", "/metrics", "/api/incidents", "/api/alerts", "/healthz");
+      List.of(
+          "/", "/incident", "/metrics", "/api/incidents", "/api/alerts", "/api/gpus", "/healthz");
+  private static final String GPUS = "/api/gpus/";
 
   private final GuardedHttpServer server;
   private final PrometheusRegistry registry;
   private final IncidentStore incidents;
   private final AlertStore alerts;
+  private final GpuHealthStore gpus;
   private final Health health;
   private final IncidentPages pages;
   private final ExpositionFormats formats = ExpositionFormats.init();
@@ -64,8 +69,7 @@ public final class ApiServer implements AutoCloseable {
         incidents,
         alerts,
         health,
-        new IncidentPages(incidents, (h, g, t) -> 0, java.time.Clock.systemUTC()),
-        REQUEST_TIMEOUT_MS);
+        new IncidentPages(incidents, (h, g, t) -> 0, java.time.Clock.systemUTC()));
   }
 
   /** With the incident page at {@code /} (the lemon scores and clock of the service). */
@@ -78,7 +82,21 @@ public final class ApiServer implements AutoCloseable {
       Health health,
       IncidentPages pages)
       throws IOException {
-    this(host, port, registry, incidents, alerts, health, pages, REQUEST_TIMEOUT_MS);
+    this(host, port, registry, incidents, alerts, pages.gpus(), health, pages, REQUEST_TIMEOUT_MS);
+  }
+
+  /** With the GPU health of {@code /api/gpus} (the store the incident page shows too). */
+  public ApiServer(
+      String host,
+      int port,
+      PrometheusRegistry registry,
+      IncidentStore incidents,
+      AlertStore alerts,
+      GpuHealthStore gpus,
+      Health health,
+      IncidentPages pages)
+      throws IOException {
+    this(host, port, registry, incidents, alerts, gpus, health, pages, REQUEST_TIMEOUT_MS);
   }
 
   ApiServer(
@@ -87,11 +105,13 @@ public final class ApiServer implements AutoCloseable {
       PrometheusRegistry registry,
       IncidentStore incidents,
       AlertStore alerts,
+      GpuHealthStore gpus,
       Health health,
       IncidentPages pages,
       long requestTimeoutMs)
       throws IOException {
     this.pages = pages;
+    this.gpus = gpus;
     this.registry = registry;
     this.incidents = incidents;
     this.alerts = alerts;
@@ -118,12 +138,16 @@ public final class ApiServer implements AutoCloseable {
       }
       String path = uri.getRawPath() == null ? "" : uri.getRawPath();
       Map<String, String> q = query(uri.getRawQuery());
+      if (path.startsWith(GPUS)) {
+        return gpu(path.substring(GPUS.length()));
+      }
       return switch (path) {
         case "/" -> pages.list(q);
         case "/incident" -> pages.incident(q);
         case "/metrics" -> metrics(req);
         case "/api/incidents" -> incidents(q);
         case "/api/alerts" -> alerts(q);
+        case "/api/gpus" -> gpus(q);
         case "/healthz" -> healthz();
         default -> json(404, Map.of("error", "not found", "paths", PATHS));
       };
@@ -189,6 +213,42 @@ public final class ApiServer implements AutoCloseable {
     body.put("limit", limit);
     body.put("alerts", page.items());
     return json(200, body);
+  }
+
+  /** GPUs held, the highest rung first; {@code host} and {@code min_level} filter. */
+  private Response gpus(Map<String, String> q) throws IOException {
+    int limit = intParam(q, "limit", 100);
+    int offset = intParam(q, "offset", 0);
+    checkPage(limit, offset);
+    int minLevel = intParam(q, "min_level", 0);
+    String host = q.get("host");
+    List<GpuHealthStore.GpuState> all =
+        gpus.all().stream()
+            .filter(g -> host == null || host.equals(g.host()))
+            .filter(g -> g.ladderLevel() >= minLevel)
+            .toList();
+    int from = Math.min(offset, all.size());
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("total", all.size());
+    body.put("offset", offset);
+    body.put("limit", limit);
+    body.put("gpus", all.subList(from, Math.min(all.size(), from + limit)));
+    return json(200, body);
+  }
+
+  /** One GPU by its key: its UUID, or {@code host/index} when the ledger knew no UUID. */
+  private Response gpu(String rawKey) throws IOException {
+    String key;
+    try {
+      key = URLDecoder.decode(rawKey, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new BadRequest("malformed GPU key (bad %-escape)");
+    }
+    var g = gpus.get(key);
+    if (g.isEmpty()) {
+      return json(404, Map.of("error", "no GPU health held for that key"));
+    }
+    return json(200, g.get());
   }
 
   private static void checkPage(int limit, int offset) {

@@ -3,6 +3,7 @@ package dev.cudawatch.alerts.http;
 import com.samskivert.mustache.Mustache;
 import com.samskivert.mustache.Template;
 import dev.cudawatch.alerts.http.GuardedHttpServer.Response;
+import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.common.wire.Incident;
 import java.io.IOException;
@@ -45,6 +46,7 @@ public final class IncidentPages {
   }
 
   private final IncidentStore store;
+  private final GpuHealthStore gpus;
   private final LemonLookup lemons;
   private final Clock clock;
   private final Template list;
@@ -54,7 +56,13 @@ public final class IncidentPages {
   private final Map<String, String> headers;
 
   public IncidentPages(IncidentStore store, LemonLookup lemons, Clock clock) {
+    this(store, new GpuHealthStore(1), lemons, clock);
+  }
+
+  /** With each GPU's health and repair-ladder state on the incident page. */
+  public IncidentPages(IncidentStore store, GpuHealthStore gpus, LemonLookup lemons, Clock clock) {
     this.store = store;
+    this.gpus = gpus;
     this.lemons = lemons;
     this.clock = clock;
     Mustache.Compiler c =
@@ -139,6 +147,7 @@ public final class IncidentPages {
     m.put("lemon", lemon);
     m.put("lemonKnown", gpu != null && i.host() != null);
     m.put("lemonSuspect", lemon >= 2);
+    gpus.forIncident(i).ifPresent(g -> m.put("ledger", GpuHealthView.of(g)));
     List<Map<String, Object>> xids =
         related(i, o -> o.fields().get("xid") != null && sameGpu(i, o), IncidentView::xidRow);
     m.put("xids", xids);
@@ -153,6 +162,10 @@ public final class IncidentPages {
       m.put("rootLink", "/incident?id=" + enc(i.rootId()));
     }
     return page(200, detail, m);
+  }
+
+  GpuHealthStore gpus() {
+    return gpus;
   }
 
   /** Other incidents held that {@code p} accepts, newest first. */

@@ -3,6 +3,7 @@ package dev.cudawatch.alerts.ingest;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
@@ -33,11 +34,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads committed incidents and alerts. A record it cannot read goes to the dead-letter topic with
- * the reason, and is counted; the loop keeps running. Offsets are committed only after a batch was
- * handled and made durable ({@code afterBatch}); any failure (a broker outage past a timeout, a
- * full disk) is counted, leaves the offsets uncommitted, and is retried with a back-off: the loop
- * ends only at {@link #close()}.
+ * Reads committed incidents, alerts and actions (the GPU health ledger's recommendations). A record
+ * it cannot read goes to the dead-letter topic with the reason, and is counted; the loop keeps
+ * running. Offsets are committed only after a batch was handled and made durable ({@code
+ * afterBatch}); any failure (a broker outage past a timeout, a full disk) is counted, leaves the
+ * offsets uncommitted, and is retried with a back-off: the loop ends only at {@link #close()}.
  */
 public final class TopicConsumer implements Runnable, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TopicConsumer.class);
@@ -47,6 +48,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   private final AlertsMetrics metrics;
   private final Consumer<Incident> onIncident;
   private final Consumer<Alert> onAlert;
+  private final Consumer<Action> onAction;
   private final Runnable afterBatch;
   private long lagCheckedAt = System.nanoTime() - 5_000_000_000L;
   private final Clock clock;
@@ -65,6 +67,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
       AlertsMetrics metrics,
       Consumer<Incident> onIncident,
       Consumer<Alert> onAlert,
+      Consumer<Action> onAction,
       Runnable afterBatch,
       Clock clock) {
     this.afterBatch = afterBatch;
@@ -91,6 +94,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
     this.metrics = metrics;
     this.onIncident = onIncident;
     this.onAlert = onAlert;
+    this.onAction = onAction;
     this.clock = clock;
     this.since = clock.instant();
   }
@@ -136,7 +140,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   public void run() {
     int failures = 0;
     try {
-      consumer.subscribe(List.of(Topics.INCIDENTS, Topics.ALERTS), new Flush());
+      consumer.subscribe(List.of(Topics.INCIDENTS, Topics.ALERTS, Topics.ACTIONS), new Flush());
       while (running) {
         try {
           // an empty poll proves nothing (it is empty during an outage too): only records, a
@@ -275,6 +279,8 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
     try {
       if (Topics.INCIDENTS.equals(r.topic())) {
         onIncident.accept(WireJson.readIncident(r.value()));
+      } else if (Topics.ACTIONS.equals(r.topic())) {
+        onAction.accept(WireJson.read(r.value(), Action.class));
       } else {
         onAlert.accept(WireJson.readAlert(r.value()));
       }

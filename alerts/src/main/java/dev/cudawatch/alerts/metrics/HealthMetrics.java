@@ -1,9 +1,12 @@
 package dev.cudawatch.alerts.metrics;
 
+import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -90,6 +93,25 @@ public final class HealthMetrics {
             maxSeries,
             new boolean[] {true},
             v -> capped.labelValues("cudawatch_node_mtbi_seconds").inc());
+  }
+
+  /** The GPU health store's size, evictions and re-read recommendations, read at each scrape. */
+  public static void watch(PrometheusRegistry registry, GpuHealthStore gpus) {
+    GaugeWithCallback.builder()
+        .name("cudawatch_gpu_health_states")
+        .help("GPUs whose latest health recommendation is held for the incident page and API")
+        .callback(cb -> cb.call(gpus.size()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("cudawatch_gpu_health_evicted_total")
+        .help("GPUs forgotten by the health store to stay within max_gpus (the oldest first)")
+        .callback(cb -> cb.call(gpus.evicted()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("cudawatch_gpu_health_duplicates_total")
+        .help("Recommendations read again (after a restart) and ignored")
+        .callback(cb -> cb.call(gpus.duplicates()))
+        .register(registry);
   }
 
   public synchronized void incident(Incident i) {

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.alerts.store.AlertStore;
+import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.wire.Action;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.Test;
 class ApiServerIT {
   private static final int SLOW_CLIENTS = 16; // four times the old fixed pool of four workers
   private ApiServer server;
+  private final GpuHealthStore gpus = new GpuHealthStore(10);
   private final List<Socket> slow = new ArrayList<>();
 
   @BeforeEach
@@ -35,8 +38,9 @@ class ApiServerIT {
             new PrometheusRegistry(),
             store,
             new AlertStore(10),
+            gpus,
             health,
-            new IncidentPages(store, (h, g, t) -> 0, java.time.Clock.systemUTC()),
+            new IncidentPages(store, gpus, (h, g, t) -> 0, java.time.Clock.systemUTC()),
             2_000);
   }
 
@@ -115,6 +119,74 @@ class ApiServerIT {
     assertEquals("HTTP/1.1 400 Bad Request", raw("NONSENSE\r\n\r\n"));
     assertEquals("HTTP/1.1 405 Method Not Allowed", raw("POST /api/alerts HTTP/1.1\r\n\r\n"));
     assertEquals("HTTP/1.1 404 Not Found", get("/nope", "127.0.0.1"));
+  }
+
+  /** The body of a GET (one request per connection: the server closes after it). */
+  private String body(String target) throws IOException {
+    try (Socket s = new Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream()
+          .write(
+              ("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      String resp = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      return resp.substring(resp.indexOf("\r\n\r\n") + 4);
+    }
+  }
+
+  @Test
+  void gpusAreListedHighestRungFirstAndFoundByKey() throws IOException {
+    java.time.Instant t = java.time.Instant.parse("2026-11-22T03:00:00Z");
+    gpus.add(
+        new Action(
+            1,
+            "a1",
+            Action.RECOMMENDATION,
+            "reset_gpu",
+            "the driver asks",
+            "node-1",
+            "0",
+            null,
+            "j",
+            79,
+            "i1",
+            0,
+            1,
+            1,
+            null,
+            t,
+            null));
+    gpus.add(
+        new Action(
+            1,
+            "a2",
+            Action.RECOMMENDATION,
+            "rma",
+            "failing again",
+            "node-2",
+            "3",
+            "GPU-abc",
+            "j",
+            79,
+            "i2",
+            2,
+            2,
+            4,
+            3600.0,
+            t,
+            null));
+    String all = body("/api/gpus");
+    assertTrue(all.startsWith("{\"total\":2,"), all);
+    assertTrue(all.indexOf("GPU-abc") < all.indexOf("node-1/0"), all);
+    assertTrue(body("/api/gpus?min_level=1").startsWith("{\"total\":1,"));
+    assertTrue(body("/api/gpus?host=node-1").contains("\"resets_seen\":1"));
+    String one = body("/api/gpus/GPU-abc");
+    assertTrue(one.contains("\"ladder_level\":2") && one.contains("\"mtbi_seconds\":3600.0"), one);
+    assertTrue(body("/api/gpus/node-1%2F0").contains("\"recommendation\":\"reset_gpu\""));
+    assertTrue(body("/api/gpus/node-1/0").contains("\"gpu\":\"0\""));
+    assertEquals("HTTP/1.1 404 Not Found", get("/api/gpus/GPU-none", "127.0.0.1"));
+    assertEquals("HTTP/1.1 400 Bad Request", get("/api/gpus?min_level=x", "127.0.0.1"));
+    assertEquals("HTTP/1.1 421 Misdirected Request", get("/api/gpus", "evil.example"));
   }
 
   @Test

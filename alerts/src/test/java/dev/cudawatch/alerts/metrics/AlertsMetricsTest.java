@@ -35,7 +35,19 @@ class AlertsMetricsTest {
   void anAllowedJobIsTheTrainingJobLabelNotPrometheusJob() throws IOException {
     AlertsSettings s =
         new AlertsSettings(
-            null, null, null, null, null, null, null, null, List.of("train-1"), null, null);
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            List.of("train-1"),
+            null,
+            null,
+            null,
+            null);
     AlertsMetrics m = new AlertsMetrics(s);
     m.incident(illegal("a", "train-1"), T0);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
