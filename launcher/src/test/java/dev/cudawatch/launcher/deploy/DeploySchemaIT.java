@@ -162,7 +162,7 @@ class DeploySchemaIT {
       String where = o.path("kind").asText() + " " + o.at("/metadata/name").asText();
       assertEquals(
           "cudawatch", o.at("/metadata/labels/app.kubernetes.io~1part-of").asText(), where);
-      if (!o.path("kind").asText().equals("Namespace")) {
+      if (!KubernetesManifestsTest.CLUSTER_SCOPED.contains(o.path("kind").asText())) {
         assertEquals("cudawatch", o.at("/metadata/namespace").asText(), where);
       }
       if (List.of("ServiceMonitor", "PodMonitor", "PrometheusRule")

@@ -27,6 +27,10 @@ import org.junit.jupiter.api.Test;
  * and the FlinkDeployment starts a class that exists.
  */
 class KubernetesManifestsTest {
+  /** Kinds without a namespace. */
+  static final Set<String> CLUSTER_SCOPED =
+      Set.of("Namespace", "ClusterRole", "ClusterRoleBinding");
+
   private static List<JsonNode> all() throws Exception {
     List<JsonNode> docs = new ArrayList<>();
     try (Stream<Path> files = Files.list(Repo.path("deploy/k8s/base"))) {
@@ -60,7 +64,7 @@ class KubernetesManifestsTest {
       assertFalse(d.path("apiVersion").asText().isEmpty(), where + ": apiVersion");
       assertFalse(kind.isEmpty(), where + ": kind");
       assertFalse(d.path("metadata").path("name").asText().isEmpty(), where + ": metadata.name");
-      if (!kind.equals("Namespace")) {
+      if (!CLUSTER_SCOPED.contains(kind)) {
         assertEquals("cudawatch", d.path("metadata").path("namespace").asText(), where);
       }
       switch (kind) {
@@ -78,7 +82,13 @@ class KubernetesManifestsTest {
         }
         case "PrometheusRule" ->
             assertFalse(d.at("/metadata/labels/release").asText().isEmpty(), where + ": release");
-        case "FlinkDeployment", "Namespace", "ServiceAccount", "Role", "RoleBinding" -> {}
+        case "FlinkDeployment",
+            "Namespace",
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding" -> {}
         default -> throw new AssertionError("unchecked kind " + kind);
       }
     }
@@ -118,6 +128,27 @@ class KubernetesManifestsTest {
   }
 
   @Test
+  void theAlertsServiceMayReadNodesAndPatchTheirStatusAndNothingElse() throws Exception {
+    List<JsonNode> docs = all();
+    JsonNode role = find(docs, "ClusterRole", "cudawatch-alerts-node-conditions");
+    // node-problem-detector's rights for its conditions; no update of nodes (that would allow a
+    // cordon), no pods/eviction (a drain), no delete
+    assertEquals(
+        "[{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],\"verbs\":[\"get\"]},"
+            + "{\"apiGroups\":[\"\"],\"resources\":[\"nodes/status\"],\"verbs\":[\"patch\"]}]",
+        role.get("rules").toString());
+    JsonNode binding = find(docs, "ClusterRoleBinding", "cudawatch-alerts-node-conditions");
+    assertEquals("cudawatch-alerts-node-conditions", binding.at("/roleRef/name").asText());
+    String account =
+        find(docs, "Deployment", "cudawatch-alerts")
+            .at("/spec/template/spec/serviceAccountName")
+            .asText();
+    assertEquals(account, binding.at("/subjects/0/name").asText());
+    assertEquals("cudawatch", binding.at("/subjects/0/namespace").asText());
+    find(docs, "ServiceAccount", account);
+  }
+
+  @Test
   void theConfigMapsHoldValidApplicationConfig() throws Exception {
     List<JsonNode> docs = all();
     String agent =
@@ -150,6 +181,7 @@ class KubernetesManifestsTest {
     AlertsSettings al =
         new ConfigLoader("CUDAWATCH_ALERTS", env).load(Repo.temp(alerts), AlertsSettings.class);
     assertEquals("https://hooks.slack.com/services/T/B/x", al.notifications().slackWebhookUrl());
+    assertFalse(al.nodeConditions().enabled(), "the hand-off is observe-only unless enabled");
 
     // the env variables the manifests set are the ones the loader reads
     JsonNode agentEnv =
