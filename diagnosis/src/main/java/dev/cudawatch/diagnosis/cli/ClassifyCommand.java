@@ -135,12 +135,16 @@ public final class ClassifyCommand implements Callable<Integer> {
               + "' (use info, warning, error, critical)");
       return 2;
     }
-    Catalog catalog;
-    try {
-      catalog = builtIn != null && catalogs.isEmpty() ? preloaded() : Catalog.load(catalogs);
-    } catch (CatalogException e) {
-      err.println("cudawatch classify: invalid catalog: " + e.getMessage());
-      return 2;
+    // the built-in catalog is still loading: classify starts reading without waiting for it
+    boolean builtInOnly = builtIn != null && catalogs.isEmpty();
+    Catalog catalog = null;
+    if (!builtInOnly) {
+      try {
+        catalog = Catalog.load(catalogs);
+      } catch (CatalogException e) {
+        err.println("cudawatch classify: invalid catalog: " + e.getMessage());
+        return 2;
+      }
     }
     if (json) {
       // the JSON mapper builds on the idle core while this thread reads and classifies the input
@@ -159,7 +163,9 @@ public final class ClassifyCommand implements Callable<Integer> {
     boolean[] failed = {false};
     // the machine's zone: nvidia-smi CSVs carry local times with no zone
     try (ParallelClassifier classifier =
-        new ParallelClassifier(catalog, Clock.systemDefaultZone(), threads)) {
+        builtInOnly
+            ? ParallelClassifier.ofBuiltIn(this::preloaded, Clock.systemDefaultZone(), threads)
+            : new ParallelClassifier(catalog, Clock.systemDefaultZone(), threads)) {
       classifier.classifyAll(
           files,
           stdin,

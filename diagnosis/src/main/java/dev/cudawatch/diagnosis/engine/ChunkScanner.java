@@ -55,41 +55,126 @@ final class ChunkScanner {
       p++;
     }
     int own = (int) (end - from); // lines starting at or after this offset belong to the next chunk
-    Found found = new Found();
-    long lines = 0;
-    while (p < own && p < n) {
-      long r = prefilter.scan(b, p, n);
-      int at = (int) (r >>> 2);
-      int kind = (int) (r & 3);
-      if (kind == 0) {
-        lines++;
-        p = at + 1;
-        continue;
+    Pass pass = new Pass(ch, size, from, to, b, n);
+    // two lanes, each over about half the chunk's lines: the first ends where the second begins
+    int mid = p < own ? indexOf(b, p + (own - p) / 2, own) + 1 : own;
+    if (mid >= own) {
+      Lane only = new Lane();
+      only.lineStart = p;
+      if (p < own && p < n) {
+        pass.alone(only, p, 0, own);
       }
-      int eol = kind == 3 ? n : indexOf(b, at, n);
-      if (eol == n && to < size) {
-        // a line longer than the tail: read it alone, as LineReader would, and pass it on
-        long next = lineEnd(ch, size, from + n) + 1;
-        String text;
-        try (LineReader lr = new LineReader(new Positional(ch, from + p), maxLineBytes)) {
-          text = lr.next();
-        }
-        found.add(lines, text, next);
-        lines++;
-        break; // it ends past this chunk, so it was the chunk's last line
-      }
-      if (kind == 1) {
-        found.add(lines, decode(b, p, eol, maxLineBytes), from + eol + 1);
-      } else if (kind == 2) {
-        String text = decode(b, p, eol, maxLineBytes);
-        if (prefilter.flags(LineNormalizer.normalize(text).text())) {
-          found.add(lines, text, from + eol + 1);
-        }
-      }
-      lines++;
-      p = eol + 1;
+      return only.found.result(only.lines);
     }
-    return found.result(lines);
+    Lane la = new Lane();
+    Lane lc = new Lane();
+    la.lineStart = p;
+    lc.lineStart = mid;
+    int[] lanes = {p, 0, mid, 0};
+    boolean aLive = true;
+    boolean cLive = true;
+    while (aLive && cLive) {
+      long r = prefilter.scanPair(b, lanes, mid, n);
+      if (r == -1) {
+        // lane a always ends on the newline before mid, so only lane c runs out: at the bytes' end
+        cLive = pass.next(lc, n, 3, lanes, 2, own);
+      } else if ((r & 4) == 0) {
+        aLive = pass.next(la, (int) (r >>> 3), (int) (r & 3), lanes, 0, mid);
+      } else {
+        cLive = pass.next(lc, (int) (r >>> 3), (int) (r & 3), lanes, 2, own);
+      }
+    }
+    if (aLive) {
+      pass.alone(la, lanes[0], lanes[1], mid);
+    }
+    if (cLive) {
+      pass.alone(lc, lanes[2], lanes[3], own);
+    }
+    Found found = la.found;
+    for (int i = 0; i < lc.found.size; i++) {
+      found.add(la.lines + lc.found.index[i], lc.found.text[i], lc.found.next[i]);
+    }
+    return found.result(la.lines + lc.lines);
+  }
+
+  /** One lane's lines: those it found and how many it passed. */
+  private static final class Lane {
+    final Found found = new Found();
+    long lines;
+    int lineStart;
+  }
+
+  /** One chunk's bytes and what the lanes need to take a line. */
+  private final class Pass {
+    private final FileChannel ch;
+    private final long size;
+    private final long from;
+    private final long to;
+    private final byte[] b;
+    private final int n;
+
+    Pass(FileChannel ch, long size, long from, long to, byte[] b, int n) {
+      this.ch = ch;
+      this.size = size;
+      this.from = from;
+      this.to = to;
+      this.b = b;
+      this.n = n;
+    }
+
+    /**
+     * Scans a lane on its own from {@code p} in {@code state}, in a line it owns (which may run
+     * past {@code own}), until its lines run out.
+     */
+    void alone(Lane lane, int p, int state, int own) throws IOException {
+      int[] at = {p, state};
+      boolean live = true;
+      while (live) {
+        long r = prefilter.scan(b, at[0], n, at[1]);
+        live = next(lane, (int) (r >>> 2), (int) (r & 3), at, 0, own);
+      }
+    }
+
+    /**
+     * Takes the lane's line that an event at {@code at} of {@code kind} ended or flagged, and moves
+     * the lane ({@code lanes[slot]} and its state) to the next line's start.
+     *
+     * @return whether the lane has another line: one starting before {@code own} and the bytes' end
+     */
+    boolean next(Lane lane, int at, int kind, int[] lanes, int slot, int own) throws IOException {
+      int p = lane.lineStart;
+      int nextLine;
+      if (kind == 0) {
+        nextLine = at + 1;
+      } else {
+        int eol = kind == 3 ? n : indexOf(b, at, n);
+        if (eol == n && to < size) {
+          // a line longer than the tail: read it alone, as LineReader would, and pass it on
+          long nextOffset = lineEnd(ch, size, from + n) + 1;
+          String text;
+          try (LineReader lr = new LineReader(new Positional(ch, from + p), maxLineBytes)) {
+            text = lr.next();
+          }
+          lane.found.add(lane.lines, text, nextOffset);
+          lane.lines++;
+          return false; // it ends past this chunk, so it was the chunk's last line
+        }
+        if (kind == 1) {
+          lane.found.add(lane.lines, decode(b, p, eol, maxLineBytes), from + eol + 1);
+        } else if (kind == 2) {
+          String text = decode(b, p, eol, maxLineBytes);
+          if (prefilter.flags(LineNormalizer.normalize(text).text())) {
+            lane.found.add(lane.lines, text, from + eol + 1);
+          }
+        }
+        nextLine = eol + 1;
+      }
+      lane.lines++;
+      lane.lineStart = nextLine;
+      lanes[slot] = nextLine;
+      lanes[slot + 1] = 0;
+      return nextLine < own && nextLine < n;
+    }
   }
 
   private static int indexOf(byte[] b, int from, int to) {

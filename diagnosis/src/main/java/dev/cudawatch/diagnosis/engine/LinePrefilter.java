@@ -117,7 +117,7 @@ final class LinePrefilter {
     }
   }
 
-  private static List<String> literals(Catalog catalog) {
+  static List<String> literals(Catalog catalog) {
     List<String> out = new ArrayList<>(catalog.keywords().literals());
     for (String m : STATE_MARKERS) {
       out.add(m.toLowerCase(Locale.ROOT));
@@ -126,25 +126,75 @@ final class LinePrefilter {
   }
 
   /**
-   * Scans bytes from {@code from} while in one line.
+   * Scans bytes from {@code from}, in state {@code state} (0 at a line's start), while in one line.
    *
    * @return the index of the byte that ended the scan and what it was, packed as {@code index << 2
    *     | kind} with kind 0 for {@link #NEWLINE}, 1 for {@link #HIT}, 2 for {@link #SPECIAL}; or
    *     {@code to << 2 | 3} when the bytes ran out first
    */
-  long scan(byte[] b, int from, int to) {
+  long scan(byte[] b, int from, int to, int state) {
     final int[] d = delta;
     final byte[] cc = byteClass;
-    int s = 0;
+    int s = state;
     for (int i = from; i < to; i++) {
       int t = d[s + cc[b[i] & 0xff]];
       if (t >= 0) {
         s = t;
         continue;
       }
-      return (long) i << 2 | (t == NEWLINE ? 0 : t == HIT ? 1 : 2);
+      return (long) i << 2 | kind(t);
     }
     return (long) to << 2 | 3;
+  }
+
+  /**
+   * Steps two lanes over the same bytes together until either meets a newline, a keyword or a
+   * special byte. A DFA walk waits on one table load per byte; two independent walks overlap their
+   * loads, which makes the pair about 1.5 times as fast as one lane (this method is the whole cost
+   * of a large file).
+   *
+   * @param lanes {@code {a, stateA, c, stateC}}: each lane's next byte and state, updated in place;
+   *     a lane that meets an event is left on that byte, in the state before it
+   * @return the event as {@link #scan} packs it, shifted left by one more bit and with bit 2 set
+   *     when it is lane c's ({@code index << 3 | lane << 2 | kind}); or -1 when a lane reached its
+   *     end first
+   */
+  long scanPair(byte[] b, int[] lanes, int aEnd, int cEnd) {
+    final int[] d = delta;
+    final byte[] cc = byteClass;
+    int a = lanes[0];
+    int sa = lanes[1];
+    int c = lanes[2];
+    int sc = lanes[3];
+    long event = -1;
+    while (a < aEnd && c < cEnd) {
+      int ta = d[sa + cc[b[a] & 0xff]];
+      int tc = d[sc + cc[b[c] & 0xff]];
+      if ((ta | tc) >= 0) {
+        sa = ta;
+        sc = tc;
+        a++;
+        c++;
+        continue;
+      }
+      if (ta < 0) {
+        event = (long) a << 3 | kind(ta); // lane c stays on its byte and redoes it next time
+      } else {
+        sa = ta;
+        event = (long) c << 3 | 4 | kind(tc);
+        a++;
+      }
+      break;
+    }
+    lanes[0] = a;
+    lanes[1] = sa;
+    lanes[2] = c;
+    lanes[3] = sc;
+    return event;
+  }
+
+  private static int kind(int t) {
+    return t == NEWLINE ? 0 : t == HIT ? 1 : 2;
   }
 
   /** Whether a normalised line holds a keyword or a state marker (exact for any text). */

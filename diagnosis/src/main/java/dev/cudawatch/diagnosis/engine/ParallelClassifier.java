@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
  * Classifies many files, and large files in chunks, on a fixed pool of threads, with the same
@@ -47,7 +48,8 @@ public final class ParallelClassifier implements AutoCloseable {
     void failed(String file, Exception error);
   }
 
-  private final Catalog catalog;
+  private final Supplier<Catalog> catalogSource;
+  private Catalog catalog;
   private final ClassifierSettings settings;
   private final TrendSettings trendSettings;
   private final Clock clock;
@@ -55,8 +57,11 @@ public final class ParallelClassifier implements AutoCloseable {
   private final int chunkBytes;
   private final int tailBytes;
   private LinePrefilter prefilter;
+  // two locks: workers take the prefilter while the main thread may be waiting for the catalog
+  private final Object prefilterLock = new Object();
+  private final Object catalogLock = new Object();
   private final ExecutorService pool;
-  private final OfflineClassifier offline;
+  private OfflineClassifier offline;
   private final ThreadLocal<ChunkScanner> scanners;
   private final ThreadLocal<OfflineClassifier> offlines;
 
@@ -72,6 +77,30 @@ public final class ParallelClassifier implements AutoCloseable {
   }
 
   /**
+   * A classifier of the built-in catalog that starts reading large files before the catalog has
+   * loaded: the prefilter's literals were listed at build time ({@link PrefilterLiterals}), so the
+   * workers scan while {@code builtIn} is still parsing, and only the flagged lines wait for it.
+   *
+   * @param builtIn the built-in catalog, loading on another thread
+   */
+  public static ParallelClassifier ofBuiltIn(Supplier<Catalog> builtIn, Clock clock, int threads) {
+    ParallelClassifier pc =
+        new ParallelClassifier(
+            builtIn,
+            ClassifierSettings.defaults(),
+            TrendSettings.defaults(),
+            clock,
+            threads,
+            DEFAULT_CHUNK_BYTES,
+            DEFAULT_TAIL_BYTES);
+    List<String> literals = PrefilterLiterals.builtIn();
+    if (literals != null) {
+      pc.prefilter = new LinePrefilter(literals);
+    }
+    return pc;
+  }
+
+  /**
    * @param threads worker threads; 1 classifies every file in turn on the calling thread
    * @param chunkBytes files larger than this are split into chunks of this size
    * @param tailBytes bytes read past a chunk to finish its last line (tests make it small)
@@ -84,17 +113,28 @@ public final class ParallelClassifier implements AutoCloseable {
       int threads,
       int chunkBytes,
       int tailBytes) {
+    this(() -> catalog, settings, trendSettings, clock, threads, chunkBytes, tailBytes);
+    this.catalog = catalog;
+  }
+
+  private ParallelClassifier(
+      Supplier<Catalog> catalogSource,
+      ClassifierSettings settings,
+      TrendSettings trendSettings,
+      Clock clock,
+      int threads,
+      int chunkBytes,
+      int tailBytes) {
     if (threads < 1 || chunkBytes < 1 || tailBytes < 1) {
       throw new IllegalArgumentException("threads, chunk and tail sizes must be positive");
     }
-    this.catalog = catalog;
+    this.catalogSource = catalogSource;
     this.settings = settings;
     this.trendSettings = trendSettings;
     this.clock = clock;
     this.threads = threads;
     this.chunkBytes = chunkBytes;
     this.tailBytes = tailBytes;
-    this.offline = newOffline();
     this.pool =
         threads > 1
             ? Executors.newFixedThreadPool(
@@ -111,15 +151,35 @@ public final class ParallelClassifier implements AutoCloseable {
   }
 
   /** Built on the first chunk: a run of small files never needs it (start-up time). */
-  private synchronized LinePrefilter prefilter() {
-    if (prefilter == null) {
-      prefilter = new LinePrefilter(catalog);
+  private LinePrefilter prefilter() {
+    synchronized (prefilterLock) {
+      if (prefilter == null) {
+        prefilter = new LinePrefilter(catalog());
+      }
+      return prefilter;
     }
-    return prefilter;
+  }
+
+  /** The catalog, waiting for it if it is still loading. */
+  private Catalog catalog() {
+    synchronized (catalogLock) {
+      if (catalog == null) {
+        catalog = catalogSource.get();
+      }
+      return catalog;
+    }
+  }
+
+  /** The calling thread's classifier of whole streams, made when first needed. */
+  private OfflineClassifier offline() {
+    if (offline == null) {
+      offline = newOffline();
+    }
+    return offline;
   }
 
   private OfflineClassifier newOffline() {
-    return new OfflineClassifier(catalog, settings, trendSettings, clock);
+    return new OfflineClassifier(catalog(), settings, trendSettings, clock);
   }
 
   /**
@@ -136,7 +196,7 @@ public final class ParallelClassifier implements AutoCloseable {
       try {
         if (job.stdin) {
           LongConsumer progress = listener.started(job.name, -1);
-          listener.done(job.name, offline.classify(stdin, job.name, progress));
+          listener.done(job.name, offline().classify(stdin, job.name, progress));
         } else if (pool == null) {
           listener.done(job.name, inTurn(job.name, listener));
         } else if (job.chunks == 0) {
@@ -161,7 +221,7 @@ public final class ParallelClassifier implements AutoCloseable {
     Path path = Path.of(name);
     try (InputStream in = Files.newInputStream(path)) {
       LongConsumer progress = listener.started(name, Files.size(path));
-      return offline.classify(in, name, progress);
+      return offline().classify(in, name, progress);
     }
   }
 
@@ -176,12 +236,12 @@ public final class ParallelClassifier implements AutoCloseable {
     if (first != null
         && NvidiaSmiCsv.isHeader(first)
         && NvidiaSmiCsv.fromHeader(first, clock.getZone()).isPresent()) {
-      return offline.classify(new ChunkScanner.Positional(ch, 0), job.name, progress);
+      return offline().classify(new ChunkScanner.Positional(ch, 0), job.name, progress);
     }
     StreamClassifier sc =
         new StreamClassifier(
-            catalog,
-            offline.advisor(),
+            catalog(),
+            offline().advisor(),
             new StreamContext(null, null, job.name),
             settings,
             new StreamState());
@@ -189,11 +249,12 @@ public final class ParallelClassifier implements AutoCloseable {
     long base = 0; // lines in the chunks before
     long resume = 0; // the offset of the line after the last one the classifier took
     for (int c = 0; c < job.chunks; c++) {
-      ChunkScanner.Result r = window.take(job);
+      PreparedChunk chunk = window.take(job);
+      ChunkScanner.Result r = chunk.scan();
       for (int i = 0; i < r.found(); i++) {
         long line = base + r.indexOf(i); // 0-based
         skip(sc, line - sc.state().lineNo(), ch, resume, out);
-        out.addAll(sc.accept(r.text()[i], null, clock.instant()));
+        out.addAll(sc.accept(chunk.lines()[i], null, clock.instant()));
         resume = r.next()[i];
       }
       base += r.lines();
@@ -205,6 +266,18 @@ public final class ParallelClassifier implements AutoCloseable {
     out.addAll(sc.flush(clock.instant()));
     out.sort(Comparator.comparingLong(Incident::line));
     return out;
+  }
+
+  /** A chunk's flagged lines, with their stream-independent work done on the worker. */
+  private record PreparedChunk(ChunkScanner.Result scan, PreparedLine[] lines) {}
+
+  private PreparedChunk prepared(ChunkScanner.Result r) {
+    Catalog c = catalog();
+    PreparedLine[] lines = new PreparedLine[r.found()];
+    for (int i = 0; i < lines.length; i++) {
+      lines[i] = new PreparedLine(r.text()[i]).prepare(c);
+    }
+    return new PreparedChunk(r, lines);
   }
 
   /**
@@ -292,7 +365,8 @@ public final class ParallelClassifier implements AutoCloseable {
         long end = Math.min(size, start + chunkBytes);
         FileChannel ch = channel;
         long sz = size;
-        pending.add(pool.submit(() -> scanners.get().scan(ch, sz, start, end, tailBytes)));
+        pending.add(
+            pool.submit(() -> prepared(scanners.get().scan(ch, sz, start, end, tailBytes))));
       }
       submitted++;
     }

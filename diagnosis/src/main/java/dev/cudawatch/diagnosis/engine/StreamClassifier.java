@@ -1,6 +1,5 @@
 package dev.cudawatch.diagnosis.engine;
 
-import com.google.re2j.Matcher;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CudaError;
@@ -8,7 +7,6 @@ import dev.cudawatch.diagnosis.catalog.Role;
 import dev.cudawatch.diagnosis.catalog.Signature;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -69,42 +67,41 @@ public final class StreamClassifier {
 
   /** Takes the next line of the stream; returns the incidents that settled. */
   public List<Incident> accept(String raw, LineMeta meta, Instant now) {
+    return accept(new PreparedLine(raw), meta, now);
+  }
+
+  /** Takes the next line, which may have been prepared on another thread. */
+  List<Incident> accept(PreparedLine line, LineMeta meta, Instant now) {
     long n = ++st.lineNo;
     List<Incident> out =
         st.open.isEmpty()
             ? List.of()
             : closeWhere(c -> n - c.lastLine > settings.settleLines(), now);
-    NormalizedLine nl = LineNormalizer.normalize(raw);
-    String text = nl.text();
+    String text = line.text();
     tracebacks.track(text, n);
     st.inDiffHunk = QuotedText.inDiffHunk(st.inDiffHunk, text);
-    Arrays.fill(mask, 0L);
-    if (!catalog.keywords().scan(text, mask)) {
-      return out;
-    }
+    int[] candidates = line.candidates(catalog, mask);
     List<Signature> sigs = catalog.signatures();
-    for (int w = 0; w < mask.length; w++) {
-      long bits = mask[w];
-      while (bits != 0) {
-        int i = (w << 6) + Long.numberOfTrailingZeros(bits);
-        bits &= bits - 1;
-        Signature sig = sigs.get(i);
-        Map<String, String> raw2 = sig.match(text);
-        if (raw2 != null && (st.inDiffHunk || QuotedText.isQuoted(text))) {
-          return out;
+    for (int k = 0; k < candidates.length; k++) {
+      Map<String, String> raw2 = line.match(catalog, k);
+      if (raw2 == null) {
+        continue;
+      }
+      Signature sig = sigs.get(candidates[k]);
+      if (st.inDiffHunk || QuotedText.isQuoted(text)) {
+        return out;
+      }
+      if (sig.role() == Role.RESTART) {
+        // a new process: what was open is complete, and its next failure is a root again
+        out = append(out, flush(now));
+        endEpisode();
+        return out;
+      }
+      if (handle(sig, raw2, line, meta, n)) {
+        if (st.open.size() > StreamState.MAX_OPEN) {
+          out = append(out, closeWhere(c -> c == st.open.get(0), now));
         }
-        if (raw2 != null && sig.role() == Role.RESTART) {
-          // a new process: what was open is complete, and its next failure is a root again
-          out = append(out, flush(now));
-          endEpisode();
-          return out;
-        }
-        if (raw2 != null && handle(sig, raw2, text, nl.rank(), meta, n)) {
-          if (st.open.size() > StreamState.MAX_OPEN) {
-            out = append(out, closeWhere(c -> c == st.open.get(0), now));
-          }
-          return out;
-        }
+        return out;
       }
     }
     return out;
@@ -133,18 +130,14 @@ public final class StreamClassifier {
   // ------------------------------------------------------------------ matching
 
   private boolean handle(
-      Signature sig,
-      Map<String, String> rawFields,
-      String text,
-      Integer prefixRank,
-      LineMeta meta,
-      long n) {
+      Signature sig, Map<String, String> rawFields, PreparedLine line, LineMeta meta, long n) {
+    String text = line.text();
     Map<String, Object> fields = MatchFields.typed(rawFields);
     Optional<CudaError> cudaError = matchFields.resolveCudaError(fields);
-    Attribution.apply(fields, prefixRank, meta);
-    Matcher et = FrameworkSniffer.EXCEPTION_TYPE.matcher(text);
-    if (et.find()) {
-      fields.putIfAbsent("exception_type", et.group(1));
+    Attribution.apply(fields, line.normalized.rank(), meta);
+    String exceptionType = line.exceptionType();
+    if (exceptionType != null) {
+      fields.putIfAbsent("exception_type", exceptionType);
     }
 
     if (sig.role() == Role.ATTACH) {
@@ -220,7 +213,7 @@ public final class StreamClassifier {
         && (st.preambleFor.isEmpty() || st.preambleFor.contains(cls))) {
       inc.preamble = new LinkedHashMap<>(st.preamble);
     }
-    inc.framework = sig.framework() != null ? sig.framework() : FrameworkSniffer.detect(text);
+    inc.framework = sig.framework() != null ? sig.framework() : line.framework();
     cudaError.ifPresent(
         e -> {
           inc.suspect = e.suspect();
@@ -296,7 +289,8 @@ public final class StreamClassifier {
       h ^= key.charAt(i);
       h *= 0x100000001b3L;
     }
-    return String.format("%016x", h);
+    String hex = Long.toHexString(h); // String.format's parser costs more than the hash
+    return "0".repeat(16 - hex.length()) + hex;
   }
 
   private static <T> List<T> append(List<T> a, List<T> b) {

@@ -1,12 +1,16 @@
 package dev.cudawatch.diagnosis.engine;
 
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * Fills {@code {field}} placeholders; a {@code [bracketed part]} disappears when a field inside it
  * is missing, so one template serves messages that state more or fewer values.
  */
 public final class SummaryTemplate {
+  private static final Pattern PLACEHOLDER = Pattern.compile("\\{[a-z_]+\\}");
+  private static final Pattern SPACES = Pattern.compile("\\s+");
+
   private SummaryTemplate() {}
 
   public static String render(String template, Map<String, Object> fields) {
@@ -34,10 +38,10 @@ public final class SummaryTemplate {
       }
       String seg = template.substring(i, next);
       String filled = fill(seg, fields);
-      out.append(filled != null ? filled : seg.replaceAll("\\{[a-z_]+\\}", "?"));
+      out.append(filled != null ? filled : PLACEHOLDER.matcher(seg).replaceAll("?"));
       i = next;
     }
-    return out.toString().replaceAll("\\s+", " ").strip();
+    return SPACES.matcher(out).replaceAll(" ").strip();
   }
 
   /** The part with placeholders filled, or null when one is missing. */
