@@ -336,6 +336,20 @@ public final class PipelineBench {
    * Prints where a probe's time goes: each stage's median and p99 since the line was written, one
    * probe's whole trace, and the first probe's latency (written as soon as the pipeline started).
    */
+  /** One probe's time to each stage. */
+  private static String trace(
+      int probe, Map<Integer, Long> written, Map<String, Map<Integer, Long>> stages) {
+    StringBuilder t = new StringBuilder("trace of probe " + probe + " (ms since written):");
+    for (var e : stages.entrySet()) {
+      Long v = e.getValue().get(probe);
+      t.append(' ')
+          .append(e.getKey())
+          .append(' ')
+          .append(v == null ? "-" : String.valueOf((v - written.get(probe)) / 1_000_000));
+    }
+    return t.toString();
+  }
+
   private static void printStages(
       Map<Integer, Long> written, Map<Integer, Long> visible, Map<String, Map<Integer, Long>> st) {
     Map<String, Map<Integer, Long>> all = new java.util.LinkedHashMap<>();
@@ -364,16 +378,9 @@ public final class PipelineBench {
             .skip(written.size() / 4)
             .findFirst()
             .orElse(0);
-    StringBuilder t = new StringBuilder("trace of probe " + one + " (ms since written):");
-    for (var e : all.entrySet()) {
-      Long v = e.getValue().get(one);
-      t.append(' ')
-          .append(e.getKey())
-          .append(' ')
-          .append(v == null ? "-" : String.valueOf((v - written.get(one)) / 1_000_000));
-    }
-    System.out.println(t);
+    System.out.println(trace(one, written, all));
     int first = written.keySet().stream().min(Integer::compare).orElse(0);
+    System.out.println(trace(first, written, all) + " (the first probe)");
     Long f = visible.get(first);
     System.out.println(
         "first incident after start: "

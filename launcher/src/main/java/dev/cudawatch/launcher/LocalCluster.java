@@ -24,6 +24,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.JobStatus;
@@ -66,6 +67,9 @@ public final class LocalCluster implements AutoCloseable {
   static final long LOCAL_CHECKPOINT_MS = 100;
   static final long LOCAL_FLUSH_MS = 100;
 
+  /** How long start-up waits for the job to run and complete its first checkpoint. */
+  static final Duration JOB_READY_TIMEOUT = Duration.ofMinutes(2);
+
   /** The agent's pause after a round that read nothing (its default is 250 ms). */
   static final long LOCAL_AGENT_POLL_MS = 20;
 
@@ -74,6 +78,7 @@ public final class LocalCluster implements AutoCloseable {
   private EmbeddedKafkaBroker broker;
   private AlertsService alerts;
   private JobClient job;
+  private LocalFlinkJob flink;
   private Shipper shipper;
   private Agent agent;
   private Thread agentThread;
@@ -150,12 +155,15 @@ public final class LocalCluster implements AutoCloseable {
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);
     conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
+    // Flink's network buffer timeout stays at its default (100 ms): at 5 ms every record became
+    // its own buffer and 10,000 lines/s overloaded this 2-core machine (bench/run, issue 19)
     conf.addAll(Configuration.fromMap(flinkSettings));
     StreamExecutionEnvironment env =
         StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);
     ProcessorMain.configure(env, ps);
     ProcessorMain.job(ps).build(env);
-    job = env.executeAsync("cudawatch-processor");
+    flink = LocalFlinkJob.start(env, conf, options.parallelism(), "cudawatch-processor");
+    job = flink.client();
     health.register(
         "flink-job",
         () -> {
@@ -187,6 +195,8 @@ public final class LocalCluster implements AutoCloseable {
     agentThread.setDaemon(true);
     agentThread.start();
     health.register("agent", agent::started);
+    // started means a failure written now is alerted on at once, not after the job comes up
+    flink.awaitReady(JOB_READY_TIMEOUT);
   }
 
   /**
@@ -298,11 +308,11 @@ public final class LocalCluster implements AutoCloseable {
     } catch (IOException e) {
       console.println("cudawatch local: agent: " + e.getMessage());
     }
-    if (job != null) {
+    if (flink != null) {
       try {
-        job.cancel().get();
+        flink.close();
       } catch (Exception e) {
-        // the job may already be gone
+        console.println("cudawatch local: flink: " + e.getMessage());
       }
     }
     if (alerts != null) {

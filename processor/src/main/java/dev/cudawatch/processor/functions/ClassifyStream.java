@@ -110,8 +110,9 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
         out);
     if (!s.isIdle()) {
       lastActivity.update(now);
-      // Timers are rounded to 100 ms so a busy stream keeps one pending timer, not one per line.
-      ctx.timerService().registerProcessingTimeTimer(((now + flushAfterMs) / 100 + 1) * 100);
+      // Timers are rounded so a busy stream keeps one pending timer, not one per line; to a tenth
+      // of the flush delay (10-100 ms), which adds at most that to a quiet stream's incident.
+      ctx.timerService().registerProcessingTimeTimer(roundUp(now + flushAfterMs));
     }
     state.update(s);
   }
@@ -131,8 +132,13 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       state.update(s);
       lastActivity.clear();
     } else {
-      ctx.timerService().registerProcessingTimeTimer(((active + flushAfterMs) / 100 + 1) * 100);
+      ctx.timerService().registerProcessingTimeTimer(roundUp(active + flushAfterMs));
     }
+  }
+
+  private long roundUp(long t) {
+    long step = Math.max(10, Math.min(100, flushAfterMs / 10));
+    return (t / step + 1) * step;
   }
 
   /**
