@@ -164,7 +164,7 @@ public final class ClassifyCommand implements Callable<Integer> {
     // the machine's zone: nvidia-smi CSVs carry local times with no zone
     try (ParallelClassifier classifier =
         builtInOnly
-            ? ParallelClassifier.ofBuiltIn(this::preloaded, Clock.systemDefaultZone(), threads)
+            ? ParallelClassifier.ofBuiltIn(builtIn, Clock.systemDefaultZone(), threads)
             : new ParallelClassifier(catalog, Clock.systemDefaultZone(), threads)) {
       classifier.classifyAll(
           files,
@@ -176,6 +176,11 @@ public final class ClassifyCommand implements Callable<Integer> {
             public LongConsumer started(String file, long size) {
               progress = new Progress(err, size, tty && !json);
               return progress::update;
+            }
+
+            @Override
+            public void settled(String file, List<Incident> incidents) {
+              report.settled(file, incidents);
             }
 
             @Override
@@ -202,20 +207,6 @@ public final class ClassifyCommand implements Callable<Integer> {
     report.end();
     out.flush();
     return status[0] != 0 ? status[0] : failed[0] ? 1 : 0;
-  }
-
-  private Catalog preloaded() {
-    try {
-      return builtIn.join();
-    } catch (java.util.concurrent.CompletionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      if (e.getCause() instanceof Error er) {
-        throw er;
-      }
-      throw e;
-    }
   }
 
   private boolean atOrAboveFailOn(Incident i) {

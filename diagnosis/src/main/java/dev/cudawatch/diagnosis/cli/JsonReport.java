@@ -3,6 +3,8 @@ package dev.cudawatch.diagnosis.cli;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,11 +17,40 @@ final class JsonReport implements Report {
     this.out = out;
   }
 
+  /** Above this many incidents a file's lines are rendered on every core (a large log's tail). */
+  private static final int PARALLEL_FROM = 256;
+
+  /** Lines rendered while the file was still being read, by incident (identity). */
+  private final Map<Incident, byte[]> early = new IdentityHashMap<>();
+
+  @Override
+  public void settled(String file, List<Incident> incidents) {
+    for (Incident i : incidents) {
+      early.put(i, line(file, i));
+    }
+  }
+
   @Override
   public void file(String file, List<Incident> incidents) {
-    for (Incident i : incidents) {
-      out.println(WireJson.toJson(toJson(file, i)));
+    var stream =
+        incidents.size() >= PARALLEL_FROM ? incidents.parallelStream() : incidents.stream();
+    // rendered in the list's order (toList keeps it); the map is only read while in parallel
+    List<byte[]> lines =
+        stream
+            .map(
+                i -> {
+                  byte[] b = early.get(i);
+                  return b != null ? b : line(file, i);
+                })
+            .toList();
+    early.clear();
+    for (byte[] line : lines) {
+      out.write(line, 0, line.length);
     }
+  }
+
+  private static byte[] line(String file, Incident i) {
+    return (WireJson.toJson(toJson(file, i)) + "\n").getBytes(StandardCharsets.UTF_8);
   }
 
   static Map<String, Object> toJson(String file, Incident i) {

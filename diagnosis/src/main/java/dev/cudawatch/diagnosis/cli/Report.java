@@ -7,5 +7,8 @@ import java.util.List;
 interface Report {
   void file(String file, List<Incident> incidents);
 
+  /** Some of a file's incidents, before {@link #file} gives them all: output may be prepared. */
+  default void settled(String file, List<Incident> incidents) {}
+
   default void end() {}
 }

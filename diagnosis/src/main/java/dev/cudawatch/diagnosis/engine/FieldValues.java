@@ -1,5 +1,7 @@
 package dev.cudawatch.diagnosis.engine;
 
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.Locale;
 import java.util.Set;
 
@@ -88,6 +90,12 @@ public final class FieldValues {
       v /= 1024;
       u++;
     }
-    return u == 0 ? bytes + " bytes" : String.format(Locale.ROOT, "%.2f %s", v, units[u]);
+    if (u == 0) {
+      return bytes + " bytes";
+    }
+    // what String.format("%.2f") prints (half-up on the shortest decimal form) without its parser
+    return new BigDecimal(Double.toString(v)).setScale(2, RoundingMode.HALF_UP).toPlainString()
+        + " "
+        + units[u];
   }
 }

@@ -16,12 +16,14 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
-import java.util.function.Supplier;
 
 /**
  * Classifies many files, and large files in chunks, on a fixed pool of threads, with the same
@@ -45,10 +47,16 @@ public final class ParallelClassifier implements AutoCloseable {
 
     void done(String file, List<Incident> incidents);
 
+    /**
+     * Some of a large file's incidents, as they settle, before {@link #done} gives them all in
+     * order: a report may prepare their output while the file is still being read.
+     */
+    default void settled(String file, List<Incident> incidents) {}
+
     void failed(String file, Exception error);
   }
 
-  private final Supplier<Catalog> catalogSource;
+  private final CompletableFuture<Catalog> catalogSource;
   private Catalog catalog;
   private final ClassifierSettings settings;
   private final TrendSettings trendSettings;
@@ -83,7 +91,8 @@ public final class ParallelClassifier implements AutoCloseable {
    *
    * @param builtIn the built-in catalog, loading on another thread
    */
-  public static ParallelClassifier ofBuiltIn(Supplier<Catalog> builtIn, Clock clock, int threads) {
+  public static ParallelClassifier ofBuiltIn(
+      CompletableFuture<Catalog> builtIn, Clock clock, int threads) {
     ParallelClassifier pc =
         new ParallelClassifier(
             builtIn,
@@ -113,12 +122,19 @@ public final class ParallelClassifier implements AutoCloseable {
       int threads,
       int chunkBytes,
       int tailBytes) {
-    this(() -> catalog, settings, trendSettings, clock, threads, chunkBytes, tailBytes);
+    this(
+        CompletableFuture.completedFuture(catalog),
+        settings,
+        trendSettings,
+        clock,
+        threads,
+        chunkBytes,
+        tailBytes);
     this.catalog = catalog;
   }
 
   private ParallelClassifier(
-      Supplier<Catalog> catalogSource,
+      CompletableFuture<Catalog> catalogSource,
       ClassifierSettings settings,
       TrendSettings trendSettings,
       Clock clock,
@@ -164,7 +180,17 @@ public final class ParallelClassifier implements AutoCloseable {
   private Catalog catalog() {
     synchronized (catalogLock) {
       if (catalog == null) {
-        catalog = catalogSource.get();
+        try {
+          catalog = catalogSource.join();
+        } catch (CompletionException e) {
+          if (e.getCause() instanceof RuntimeException re) {
+            throw re;
+          }
+          if (e.getCause() instanceof Error er) {
+            throw er;
+          }
+          throw e;
+        }
       }
       return catalog;
     }
@@ -190,7 +216,8 @@ public final class ParallelClassifier implements AutoCloseable {
     for (String f : files) {
       jobs.add(new Job(f));
     }
-    Window window = new Window(jobs, threads * 3);
+    // a unit in flight holds a chunk's flagged lines only (the read buffer is the thread's)
+    Window window = new Window(jobs, threads * 8);
     for (Job job : jobs) {
       window.topUp();
       try {
@@ -205,7 +232,8 @@ public final class ParallelClassifier implements AutoCloseable {
           listener.done(job.name, incidents);
         } else {
           LongConsumer progress = listener.started(job.name, job.size);
-          listener.done(job.name, grouped(job, window, progress));
+          listener.done(
+              job.name, grouped(job, window, progress, s -> listener.settled(job.name, s)));
         }
       } catch (IOException | RuntimeException e) {
         listener.failed(job.name, e);
@@ -226,7 +254,9 @@ public final class ParallelClassifier implements AutoCloseable {
   }
 
   /** Runs a large file's flagged lines through its stream classifier, chunk by chunk in order. */
-  private List<Incident> grouped(Job job, Window window, LongConsumer progress) throws IOException {
+  private List<Incident> grouped(
+      Job job, Window window, LongConsumer progress, Consumer<List<Incident>> settled)
+      throws IOException {
     FileChannel ch = job.channel;
     String first;
     try (LineReader lr =
@@ -248,6 +278,7 @@ public final class ParallelClassifier implements AutoCloseable {
     List<Incident> out = new ArrayList<>();
     long base = 0; // lines in the chunks before
     long resume = 0; // the offset of the line after the last one the classifier took
+    int told = 0; // incidents passed to settled
     for (int c = 0; c < job.chunks; c++) {
       PreparedChunk chunk = window.take(job);
       ChunkScanner.Result r = chunk.scan();
@@ -258,6 +289,10 @@ public final class ParallelClassifier implements AutoCloseable {
         resume = r.next()[i];
       }
       base += r.lines();
+      if (out.size() > told) {
+        settled.accept(List.copyOf(out.subList(told, out.size())));
+        told = out.size();
+      }
       if (progress != null) {
         progress.accept(Math.min(job.size, (long) (c + 1) * chunkBytes));
       }
@@ -268,11 +303,18 @@ public final class ParallelClassifier implements AutoCloseable {
     return out;
   }
 
+  private ChunkScanner.Result scan(FileChannel ch, long size, long start, long end) {
+    try {
+      return scanners.get().scan(ch, size, start, end, tailBytes);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** A chunk's flagged lines, with their stream-independent work done on the worker. */
   private record PreparedChunk(ChunkScanner.Result scan, PreparedLine[] lines) {}
 
-  private PreparedChunk prepared(ChunkScanner.Result r) {
-    Catalog c = catalog();
+  private PreparedChunk prepared(ChunkScanner.Result r, Catalog c) {
     PreparedLine[] lines = new PreparedLine[r.found()];
     for (int i = 0; i < lines.length; i++) {
       lines[i] = new PreparedLine(r.text()[i]).prepare(c);
@@ -366,7 +408,10 @@ public final class ParallelClassifier implements AutoCloseable {
         FileChannel ch = channel;
         long sz = size;
         pending.add(
-            pool.submit(() -> prepared(scanners.get().scan(ch, sz, start, end, tailBytes))));
+            // scanned at once, prepared once the catalog is there: a large file is read while the
+            // catalog still loads
+            CompletableFuture.supplyAsync(() -> scan(ch, sz, start, end), pool)
+                .thenCombineAsync(catalogSource, ParallelClassifier.this::prepared, pool));
       }
       submitted++;
     }

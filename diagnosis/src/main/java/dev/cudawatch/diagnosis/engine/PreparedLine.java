@@ -31,15 +31,19 @@ final class PreparedLine {
     return normalized.text();
   }
 
-  /** Does every part now (on a worker thread), so the stream's classifier only reads them. */
+  /**
+   * Does the parts the stream's classifier will read now (on a worker thread): the candidates'
+   * matches up to the first that matches (the classifier rarely looks past it, and works out any
+   * later one itself), and the exception type and framework of a line that matched.
+   */
   PreparedLine prepare(Catalog catalog) {
     int[] c = candidates(catalog, new long[catalog.keywords().maskWords()]);
     for (int k = 0; k < c.length; k++) {
-      match(catalog, k);
-    }
-    if (c.length > 0) {
-      exceptionType();
-      framework();
+      if (match(catalog, k) != null) {
+        exceptionType();
+        framework();
+        break;
+      }
     }
     return this;
   }

@@ -30,4 +30,24 @@ class FieldValuesTest {
     assertEquals("200.00 GiB", FieldValues.humanBytes(214748364800L));
     assertEquals("12 bytes", FieldValues.humanBytes(12));
   }
+
+  @Test
+  void humanBytesPrintsWhatStringFormatPrints() {
+    // the hand-rolled rounding must match %.2f (half-up on the shortest decimal), on any value
+    java.util.Random r = new java.util.Random(7);
+    for (int k = 0; k < 200_000; k++) {
+      long b = r.nextLong() >>> r.nextInt(63);
+      String ours = FieldValues.humanBytes(b);
+      double v = b;
+      int u = 0;
+      while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+      }
+      if (u > 0) {
+        String expected = String.format(java.util.Locale.ROOT, "%.2f", v);
+        assertEquals(expected, ours.substring(0, ours.indexOf(' ')), "bytes " + b);
+      }
+    }
+  }
 }
