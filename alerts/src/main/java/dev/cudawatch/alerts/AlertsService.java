@@ -14,6 +14,7 @@ import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Clock;
@@ -53,6 +54,7 @@ public final class AlertsService implements AutoCloseable {
   }
 
   public void start() throws IOException {
+    WireJson.warmUpInBackground(); // the first incident read needs Jackson's types ready
     http =
         new ApiServer(
             settings.httpHost(),

@@ -19,6 +19,21 @@ class WireJsonTest {
   private static final Instant T = Instant.parse("2026-11-22T03:00:00Z");
 
   @Test
+  void warmUpRoundTripsItsSamplesAndLeavesTheMapperAsItWas() throws Exception {
+    WireJson.warmUp();
+    WireJson.warmUp(); // once per JVM: the second is a no-op
+    LogRecord r =
+        LogRecord.builder()
+            .host("h")
+            .kind(dev.cudawatch.common.wire.RecordKind.LOG)
+            .source("/x")
+            .eventTime(T)
+            .text("after the warm-up")
+            .build();
+    assertEquals(r, WireJson.readLogRecord(WireJson.toBytes(r)));
+  }
+
+  @Test
   void recordsRoundTripWithSnakeCaseNames() throws Exception {
     LogRecord r =
         LogRecord.builder()

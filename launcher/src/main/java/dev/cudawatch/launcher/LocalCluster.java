@@ -116,6 +116,19 @@ public final class LocalCluster implements AutoCloseable {
     Files.createDirectories(options.logsDir());
     broker = EmbeddedKafkaBroker.start(options.dataDir().resolve("kafka"));
     broker.createTopics(Topics.ALL, 2);
+    broker.createTopics(List.of(BrokerWarmup.TOPIC), 1);
+    String bootstrap = broker.bootstrapServers();
+    Thread brokerWarmup =
+        daemon(
+            () -> {
+              try {
+                BrokerWarmup.run(bootstrap);
+              } catch (RuntimeException e) {
+                // only the first commit's speed depends on it
+                console.println("cudawatch local: broker warm-up: " + e.getMessage());
+              }
+            },
+            "cudawatch-broker-warmup");
     KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
     health.register("kafka", () -> broker != null);
 
@@ -197,6 +210,7 @@ public final class LocalCluster implements AutoCloseable {
     health.register("agent", agent::started);
     // started means a failure written now is alerted on at once, not after the job comes up
     flink.awaitReady(JOB_READY_TIMEOUT);
+    brokerWarmup.join(JOB_READY_TIMEOUT.toMillis());
   }
 
   /**
@@ -271,10 +285,11 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private static void daemon(Runnable r, String name) {
+  private static Thread daemon(Runnable r, String name) {
     Thread t = new Thread(r, name);
     t.setDaemon(true);
     t.start();
+    return t;
   }
 
   /** The GPU samples being replayed, or null. */

@@ -77,6 +77,8 @@ public final class Shipper implements AutoCloseable {
     int batch = Integer.parseInt(String.valueOf(p.get(ProducerConfig.BATCH_SIZE_CONFIG)));
     p.put(ProducerConfig.BATCH_SIZE_CONFIG, Math.min(batch, maxRequest));
     producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+    // the first record shipped would otherwise wait ~0.2 s for Jackson to introspect its type
+    WireJson.warmUpInBackground();
   }
 
   /** Sends a record; {@code onAck} runs on the producer's thread once the broker has it. */
