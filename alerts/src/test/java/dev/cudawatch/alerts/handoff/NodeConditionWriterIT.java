@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.StepClock;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
@@ -18,11 +19,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -44,33 +42,9 @@ class NodeConditionWriterIT {
   @TempDir Path dir;
   private final GpuHealthStore gpus = new GpuHealthStore(100);
   private final PrometheusRegistry registry = new PrometheusRegistry();
-  private final MutableClock clock = new MutableClock(T0);
+  private final StepClock clock = new StepClock(T0);
   private ApiServerDouble api;
   private NodeConditionWriter writer;
-
-  /** A clock tests move by hand. */
-  static final class MutableClock extends Clock {
-    volatile Instant now;
-
-    MutableClock(Instant now) {
-      this.now = now;
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  }
 
   @BeforeEach
   void start() throws IOException {
@@ -151,7 +125,7 @@ class NodeConditionWriterIT {
   void theTransitionTimeStaysWhileTheStatusDoesAndMovesWhenItChanges() throws Exception {
     gpus.add(rec("r1", "reset_gpu", "node-2", "1", 0, T0));
     writer.write("node-2");
-    clock.now = T0.plusSeconds(300);
+    clock.set(T0.plusSeconds(300));
     gpus.add(rec("r2", "rma", "node-2", "1", 2, T0.plusSeconds(200)));
     writer.write("node-2");
     JsonNode c = api.condition("node-2", TYPE);
@@ -161,7 +135,7 @@ class NodeConditionWriterIT {
     // a reset recommendation past its TTL no longer counts; node-1 goes False
     gpus.add(rec("r3", "reset_gpu", "node-1", "0", 0, T0));
     writer.write("node-1");
-    clock.now = T0.plus(Duration.ofHours(25));
+    clock.set(T0.plus(Duration.ofHours(25)));
     writer.write("node-1");
     JsonNode d = api.condition("node-1", TYPE);
     assertEquals("False", d.get("status").asText());
@@ -219,7 +193,7 @@ class NodeConditionWriterIT {
         () -> api.condition("node-1", TYPE) != null,
         Duration.ofSeconds(20));
     assertEquals("GpuInspectionRecommended", api.condition("node-1", TYPE).get("reason").asText());
-    clock.now = T0.plusSeconds(3600);
+    clock.set(T0.plusSeconds(3600));
     Await.until(
         "a heartbeat",
         () ->

@@ -13,6 +13,7 @@ import dev.cudawatch.ingest.kubelet.v1.NUMANode;
 import dev.cudawatch.ingest.kubelet.v1.PodResources;
 import dev.cudawatch.ingest.kubelet.v1.PodResourcesListerGrpc;
 import dev.cudawatch.ingest.kubelet.v1.TopologyInfo;
+import dev.cudawatch.testkit.StepClock;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;

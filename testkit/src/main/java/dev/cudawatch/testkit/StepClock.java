@@ -1,4 +1,4 @@
-package dev.cudawatch.ingest.attribution;
+package dev.cudawatch.testkit;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,16 +6,20 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock that moves only when a test says so. */
-final class StepClock extends Clock {
-  private Instant now;
+/** A UTC clock that moves only when a test says so; safe to read from other threads. */
+public final class StepClock extends Clock {
+  private volatile Instant now;
 
-  StepClock(Instant start) {
+  public StepClock(Instant start) {
     this.now = start;
   }
 
-  void advance(Duration d) {
+  public void advance(Duration d) {
     now = now.plus(d);
+  }
+
+  public void set(Instant t) {
+    now = t;
   }
 
   @Override
