@@ -31,7 +31,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -93,7 +95,7 @@ class IncidentPageIT {
             "rgba(246, 247, 249, 1)",
             browser.findElement(By.tagName("body")).getCssValue("background-color"));
         type(browser, "job", JOB);
-        browser.findElement(By.id("apply")).click();
+        navigate(browser, browser.findElement(By.id("apply")));
         List<WebElement> rows = browser.findElements(By.cssSelector("tr.incident"));
         assertTrue(rows.size() >= 2 && rows.size() < all, "rows of " + JOB + ": " + rows.size());
         for (WebElement r : rows) {
@@ -102,7 +104,7 @@ class IncidentPageIT {
         assertTrue(browser.getCurrentUrl().contains("job=" + JOB));
 
         // rank 0's OOM: what happened, why, what to do, the GPU and the job's other rank
-        browser.findElement(By.linkText("CUDA out of memory")).click();
+        navigate(browser, browser.findElement(By.linkText("CUDA out of memory")));
         assertEquals("CUDA out of memory", text(browser, "class-title"));
         assertTrue(text(browser, "explanation").contains("200"), text(browser, "explanation"));
         List<WebElement> steps = browser.findElements(By.cssSelector("#next-steps li"));
@@ -124,10 +126,10 @@ class IncidentPageIT {
         type(browser, "host", agentHost(base));
         new Select(browser.findElement(By.name("class"))).selectByVisibleText("CUDA out of memory");
         type(browser, "since", "1h");
-        browser.findElement(By.id("apply")).click();
+        navigate(browser, browser.findElement(By.id("apply")));
         List<WebElement> oom = browser.findElements(By.cssSelector("tr.incident"));
         assertEquals(1, oom.size(), "the file's OOM alone");
-        oom.get(0).findElement(By.tagName("a")).click();
+        navigate(browser, oom.get(0).findElement(By.tagName("a")));
         assertTrue(text(browser, "excerpt").contains(HOSTILE), text(browser, "excerpt"));
         assertTrue(browser.findElements(By.tagName("script")).isEmpty(), "no script element");
         assertTrue(text(browser, "facts").contains("job-1234.log"));
@@ -209,6 +211,27 @@ class IncidentPageIT {
       }
     }
     throw new AssertionError("no incident of job-1234.log");
+  }
+
+  /**
+   * Clicks a link or submit button and waits until the page it leads to has loaded. A click returns
+   * before the navigation it starts may have committed: on a loaded machine the rows counted next
+   * were the old page's (the unfiltered list's four, not the filtered one).
+   */
+  private static void navigate(WebDriver b, WebElement target) {
+    WebElement old = b.findElement(By.tagName("html"));
+    target.click();
+    await(
+        "the next page after the click",
+        () -> {
+          try {
+            old.isEnabled(); // throws once the old document is gone
+            return false;
+          } catch (StaleElementReferenceException gone) {
+            return "complete"
+                .equals(((JavascriptExecutor) b).executeScript("return document.readyState"));
+          }
+        });
   }
 
   private static void type(WebDriver b, String name, String value) {
