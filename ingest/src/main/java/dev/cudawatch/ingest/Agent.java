@@ -39,6 +39,22 @@ public final class Agent implements Runnable, AutoCloseable {
   private final Clock clock;
   private final AtomicLong linesRead = new AtomicLong();
   private final AtomicLong truncatedLines = new AtomicLong();
+  private final AtomicLong quietMarkers = new AtomicLong();
+
+  /** Where the followed files' lines and quiet markers go. */
+  private final dev.cudawatch.ingest.files.LineSink fileSink =
+      new dev.cudawatch.ingest.files.LineSink() {
+        @Override
+        public void line(TailedFile f, FramedLine l, Runnable onAck, Runnable onFailure) {
+          ship(f, l, onAck, onFailure);
+        }
+
+        @Override
+        public void quiet(TailedFile f, long end, String stream) {
+          shipQuiet(f, end, stream);
+        }
+      };
+
   private long lastCheckpoint;
   private FileTailer kernelTailer;
   private PositionStore kernelPositions;
@@ -58,14 +74,15 @@ public final class Agent implements Runnable, AutoCloseable {
     this.positions = new PositionStore(Path.of(settings.stateDir()));
     this.tailer =
         new FileTailer(
-            FileGlob.paths(settings.files(), null),
-            FileGlob.paths(settings.files(), FileGlob.Format.CRI),
-            positions.load(),
-            settings.maxLineBytes(),
-            settings.readBudgetBytes(),
-            settings.closeInactiveMs(),
-            settings.scanIntervalMs(),
-            () -> System.nanoTime() / 1_000_000);
+                FileGlob.paths(settings.files(), null),
+                FileGlob.paths(settings.files(), FileGlob.Format.CRI),
+                positions.load(),
+                settings.maxLineBytes(),
+                settings.readBudgetBytes(),
+                settings.closeInactiveMs(),
+                settings.scanIntervalMs(),
+                () -> System.nanoTime() / 1_000_000)
+            .quietMarkers(settings.quietMarkerMs());
   }
 
   /**
@@ -92,7 +109,7 @@ public final class Agent implements Runnable, AutoCloseable {
 
   /** One round: read what was appended, ship it, checkpoint when due. Returns bytes read. */
   public long pollOnce() throws IOException {
-    long n = tailer.poll(this::ship);
+    long n = tailer.poll(fileSink);
     if (kernelTailer != null) {
       n += kernelTailer.poll(this::shipKernel);
     }
@@ -134,6 +151,18 @@ public final class Agent implements Runnable, AutoCloseable {
     }
     LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file");
     shipper.send(files == null ? r : attributed(r), onAck, onFailure);
+  }
+
+  /**
+   * Tells the processor the file's writer paused after {@code end}: its open incidents are
+   * complete. A lost marker costs only time (the processor's own flush timer closes them), so its
+   * acknowledgement moves no position.
+   */
+  private void shipQuiet(TailedFile f, long end, String stream) {
+    quietMarkers.incrementAndGet();
+    FramedLine none = new FramedLine(end, end, "", false, null, stream, null);
+    LogRecord r = record(f.path().toString(), f.sourceId(), none, RecordKind.LOG, "file");
+    shipper.send((files == null ? r : attributed(r)).quietAt(end, clock.instant()), () -> {});
   }
 
   /** The record with what the process writing its file tells (job, rank, GPU and whence). */
@@ -304,6 +333,11 @@ public final class Agent implements Runnable, AutoCloseable {
 
   public long truncatedLines() {
     return truncatedLines.get();
+  }
+
+  /** Quiet markers shipped: files whose writer paused after lines ({@code quiet_marker_ms}). */
+  public long quietMarkers() {
+    return quietMarkers.get();
   }
 
   public FileTailer tailer() {

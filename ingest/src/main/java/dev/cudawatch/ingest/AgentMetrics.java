@@ -53,6 +53,10 @@ public final class AgentMetrics {
         "Lines longer than max_line_bytes, cut with a marker",
         agent::truncatedLines);
     counter(
+        "cudawatch_agent_quiet_markers_total",
+        "Markers shipped behind a file's last line once its writer paused (quiet_marker_ms)",
+        agent::quietMarkers);
+    counter(
         "cudawatch_agent_cri_malformed_lines_total",
         "Lines of files: entries with format cri not in the CRI format, shipped as they were",
         t::criMalformed);

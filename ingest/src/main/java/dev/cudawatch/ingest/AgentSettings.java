@@ -40,6 +40,10 @@ import java.util.List;
  *     ROOT/cudawatch-run-USER/RUN-ID/}) and where the agent ships it from; {@code /var/tmp}
  * @param slurm the Slurm attribution source (prolog sidecars, path patterns, scontrol)
  * @param kubernetes the Kubernetes attribution source (the kubelet's PodResources API)
+ * @param quietMarkerMs once a followed file has written nothing for this long after its last line,
+ *     the agent ships a {@code QUIET} marker behind that line, so the processor closes the stream's
+ *     incidents at once instead of after its own {@code flush_after_ms}; 0 sends none. One small
+ *     record per burst of lines per file
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -65,7 +69,8 @@ public record AgentSettings(
     Long scanIntervalMs,
     String runSpoolRoot,
     SlurmSourceSettings slurm,
-    KubernetesSourceSettings kubernetes)
+    KubernetesSourceSettings kubernetes,
+    Long quietMarkerMs)
     implements Validated {
 
   public AgentSettings {
@@ -93,12 +98,13 @@ public record AgentSettings(
         runSpoolRoot == null ? dev.cudawatch.ingest.run.RunSpools.DEFAULT_ROOT : runSpoolRoot;
     slurm = slurm == null ? SlurmSourceSettings.defaults() : slurm;
     kubernetes = kubernetes == null ? KubernetesSourceSettings.defaults() : kubernetes;
+    quietMarkerMs = quietMarkerMs == null ? 100L : quietMarkerMs;
   }
 
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -145,6 +151,13 @@ public record AgentSettings(
   public AgentSettings withPollInterval(long ms) {
     Copy c = new Copy(this);
     c.pollIntervalMs = ms;
+    return c.build();
+  }
+
+  /** The same settings marking a file quiet after {@code ms} without a line (local mode). */
+  public AgentSettings withQuietMarkers(long ms) {
+    Copy c = new Copy(this);
+    c.quietMarkerMs = ms;
     return c.build();
   }
 
@@ -203,6 +216,7 @@ public record AgentSettings(
     String runSpoolRoot;
     SlurmSourceSettings slurm;
     KubernetesSourceSettings kubernetes;
+    Long quietMarkerMs;
 
     Copy(AgentSettings s) {
       kafka = s.kafka;
@@ -229,6 +243,7 @@ public record AgentSettings(
       runSpoolRoot = s.runSpoolRoot;
       slurm = s.slurm;
       kubernetes = s.kubernetes;
+      quietMarkerMs = s.quietMarkerMs;
     }
 
     AgentSettings build() {
@@ -256,7 +271,8 @@ public record AgentSettings(
           scanIntervalMs,
           runSpoolRoot,
           slurm,
-          kubernetes);
+          kubernetes,
+          quietMarkerMs);
     }
   }
 
@@ -284,6 +300,10 @@ public record AgentSettings(
         "must hold at least two segments (spool_segment_bytes >= 64 KiB)");
     Validated.require(closeInactiveMs >= 1000, path + "close_inactive_ms", "must be at least 1000");
     Validated.require(scanIntervalMs >= 0, path + "scan_interval_ms", "must not be negative");
+    Validated.require(
+        quietMarkerMs >= 0 && quietMarkerMs < closeInactiveMs,
+        path + "quiet_marker_ms",
+        "must be 0 (off) or less than close_inactive_ms");
     Validated.require(
         deadLetterMaxBytes >= 0, path + "dead_letter_max_bytes", "must not be negative");
     Validated.require(

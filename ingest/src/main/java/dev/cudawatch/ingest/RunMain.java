@@ -186,7 +186,13 @@ public final class RunMain implements Callable<Integer> {
       java.util.function.Consumer<LogRecord> sink) {
     Thread t =
         new Thread(
-            new StreamPump(in, passThrough, maxLineBytes, l -> records.line(stream, l), sink),
+            new StreamPump(
+                in,
+                passThrough,
+                maxLineBytes,
+                l -> records.line(stream, l),
+                end -> records.quiet(stream, end),
+                sink),
             "cudawatch-run-" + stream);
     t.start();
     return t;

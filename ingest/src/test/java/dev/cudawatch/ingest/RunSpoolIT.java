@@ -97,7 +97,7 @@ class RunSpoolIT {
                 }
                 return got.size();
               },
-              n -> n >= 3,
+              n -> n >= 5,
               Duration.ofSeconds(60));
         }
         Await.until(
@@ -106,7 +106,23 @@ class RunSpoolIT {
             List::isEmpty,
             Duration.ofSeconds(30));
       }
-      assertEquals(3, got.size());
+      assertEquals(5, got.size(), "two lines, their streams' two quiet markers, the exit");
+      for (String stream : List.of("stdout", "stderr")) {
+        LogRecord line =
+            got.stream()
+                .filter(r -> r.kind() == RecordKind.LOG && r.stream().equals(stream))
+                .findFirst()
+                .orElseThrow();
+        LogRecord quiet =
+            got.stream()
+                .filter(r -> r.kind() == RecordKind.QUIET && r.stream().equals(stream))
+                .findFirst()
+                .orElseThrow();
+        assertEquals(line.streamKey(), quiet.streamKey(), "the line's key: its partition");
+        assertTrue(got.indexOf(quiet) > got.indexOf(line), "so it arrives after the line");
+        assertEquals(
+            line.offset() + line.text().length() + 1, quiet.offset(), "at the end of the line");
+      }
       assertTrue(
           got.stream()
               .anyMatch(

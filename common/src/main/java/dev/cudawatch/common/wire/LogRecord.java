@@ -133,6 +133,35 @@ public record LogRecord(
         a);
   }
 
+  /**
+   * The {@link RecordKind#QUIET} marker that this record's stream wrote nothing after {@code end},
+   * the end of its last line: the same host, source, source id and stream (so the same key and
+   * partition as its lines) and the same job, rank and GPU, no text. Its id differs from that of a
+   * line starting at {@code end}.
+   */
+  public LogRecord quietAt(long end, Instant at) {
+    return new LogRecord(
+        v,
+        idOf(host, source, sourceId, end) + "/quiet",
+        host,
+        job,
+        rank,
+        localRank,
+        gpu,
+        RecordKind.QUIET,
+        stream,
+        source,
+        sourceId,
+        end,
+        at,
+        at,
+        "",
+        1,
+        null,
+        gpuUuid,
+        attribution);
+  }
+
   /** The stable id of the line at {@code offset} of one instance of {@code source}. */
   public static String idOf(String host, String source, String sourceId, long offset) {
     return host + ":" + source + (sourceId == null ? "" : "#" + sourceId) + "@" + offset;

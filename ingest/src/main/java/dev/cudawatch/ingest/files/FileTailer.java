@@ -65,6 +65,7 @@ public final class FileTailer implements AutoCloseable {
   private volatile int openCount;
   private volatile int idleCount;
   private boolean first = true;
+  private long quietMarkerMs;
 
   public FileTailer(
       List<String> globs, Map<String, FilePosition> positions, int maxLineBytes, long readBudget) {
@@ -130,6 +131,15 @@ public final class FileTailer implements AutoCloseable {
     this.readBudget = readBudget;
     this.closeInactiveMs = closeInactiveMs;
     this.nowMs = nowMs;
+  }
+
+  /**
+   * Tells the sink ({@link LineSink#quiet}) when a file has not grown for {@code ms} after its
+   * lines, and when a file ends (drained after a rename or deletion); 0 (the default) never does.
+   */
+  public FileTailer quietMarkers(long ms) {
+    this.quietMarkerMs = ms;
+    return this;
   }
 
   /**
@@ -229,6 +239,9 @@ public final class FileTailer implements AutoCloseable {
           rewinds.incrementAndGet();
         }
         total += f.read(buf, readBudget, sink, now);
+        if (quietMarkerMs > 0) {
+          f.markQuiet(sink, now, quietMarkerMs);
+        }
         if (f.idle(now, closeInactiveMs)) {
           dormant.put(f.identity, f.position());
           closeQuietly(f);
@@ -485,6 +498,9 @@ public final class FileTailer implements AutoCloseable {
     try {
       long n = f.read(buf, Long.MAX_VALUE, sink, now);
       f.flushPartial(sink);
+      if (quietMarkerMs > 0) {
+        f.markQuiet(sink, now, 0); // read to its end: it will not grow under this name again
+      }
       return n;
     } catch (IOException e) {
       LOG.warn("draining {}: {}", f.path, e.toString());

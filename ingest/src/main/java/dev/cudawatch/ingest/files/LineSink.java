@@ -8,4 +8,11 @@ import dev.cudawatch.ingest.framing.FramedLine;
  */
 public interface LineSink {
   void line(TailedFile file, FramedLine line, Runnable onAck, Runnable onFailure);
+
+  /**
+   * The file's writer wrote nothing after {@code end}, the end of its last line, for the tailer's
+   * quiet period, or the file ended: {@code stream} is the lines' own stream (a CRI log's), or
+   * null.
+   */
+  default void quiet(TailedFile file, long end, String stream) {}
 }

@@ -37,6 +37,12 @@ public final class TailedFile implements AutoCloseable {
   private long lastGrowth;
   private long lastRewind = Long.MIN_VALUE / 2;
 
+  /** Lines were handed on since the last quiet marker. */
+  private boolean sinceQuiet;
+
+  /** The streams of those lines when the file names them (a CRI log's stdout and stderr). */
+  private final java.util.Set<String> quietStreams = new java.util.LinkedHashSet<>(4);
+
   /** One read pass: a failure caps what its later acknowledgements may move the position to. */
   private static final class Pass {
     volatile long limit = Long.MAX_VALUE;
@@ -128,6 +134,8 @@ public final class TailedFile implements AutoCloseable {
     ackedSource = sourceId;
     pass = new Pass();
     headLen = 0;
+    sinceQuiet = false;
+    quietStreams.clear();
     newFramer(0);
   }
 
@@ -188,8 +196,39 @@ public final class TailedFile implements AutoCloseable {
         decoded(
             l -> {
               emittedEnd = l.end();
+              noteForQuiet(l);
               sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
             }));
+  }
+
+  private void noteForQuiet(FramedLine l) {
+    sinceQuiet = true;
+    if (l.stream() != null && !quietStreams.contains(l.stream()) && quietStreams.size() < 4) {
+      quietStreams.add(l.stream());
+    }
+  }
+
+  /**
+   * Once the file has not grown for {@code quietMs} after lines were handed on, hands the sink one
+   * quiet marker per stream of those lines, at the end of the last one: the writer finished what it
+   * was writing. Nothing while a line is unfinished (no newline yet, an open CRI group).
+   */
+  void markQuiet(LineSink sink, long nowMs, long quietMs) {
+    if (!sinceQuiet
+        || nowMs - lastGrowth < quietMs
+        || framer.hasPartial()
+        || (cri != null && cri.hasPending())) {
+      return;
+    }
+    sinceQuiet = false;
+    if (quietStreams.isEmpty()) {
+      sink.quiet(this, emittedEnd, null);
+    } else {
+      for (String stream : quietStreams) {
+        sink.quiet(this, emittedEnd, stream);
+      }
+      quietStreams.clear();
+    }
   }
 
   /** Emits a last unterminated line: the file will not grow any more. */
@@ -199,6 +238,7 @@ public final class TailedFile implements AutoCloseable {
     java.util.function.Consumer<FramedLine> out =
         l -> {
           emittedEnd = l.end();
+          noteForQuiet(l);
           sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
         };
     framer.flush(decoded(out));

@@ -43,6 +43,11 @@ public final class RunRecords {
         .build();
   }
 
+  /** The job's {@code stream} closed after the line ending at {@code end}: it is complete. */
+  public LogRecord quiet(String stream, long end) {
+    return line(stream, new FramedLine(end, end, "", false)).quietAt(end, clock.instant());
+  }
+
   /** How the job ended. */
   public LogRecord exit(List<String> command, ExitStatus status) {
     return base().rank(rank).kind(RecordKind.EXIT).stream("exit")

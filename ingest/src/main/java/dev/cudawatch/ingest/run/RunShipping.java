@@ -69,15 +69,21 @@ public final class RunShipping implements AutoCloseable {
 
   /** Spools one record; on any failure shipping stops for the rest of the run. */
   public void write(LogRecord r) {
+    // a quiet marker lost costs only time (the processor's flush timer): it is no line not shipped
+    boolean line = r.kind() != dev.cudawatch.common.wire.RecordKind.QUIET;
     if (out == null) {
-      notShipped.incrementAndGet();
+      if (line) {
+        notShipped.incrementAndGet();
+      }
       return;
     }
     try {
       out.write(r);
       spooled.incrementAndGet();
     } catch (Exception | LinkageError e) {
-      notShipped.incrementAndGet();
+      if (line) {
+        notShipped.incrementAndGet();
+      }
       // a spool that failed once (a full disk) may hold a cut record: write no more after it
       fail("cannot write the spool (" + oneLine(e) + ")");
     }

@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongFunction;
 
 /**
  * Reads a byte stream (a pipe, stdin, a device), passes it through unchanged when asked, and turns
@@ -19,6 +20,8 @@ public final class StreamPump implements Runnable {
   private final LineFramer framer;
   private final Function<FramedLine, LogRecord> toRecord;
   private final Consumer<LogRecord> out;
+  private final LongFunction<LogRecord> atEnd;
+  private long end = -1;
 
   public StreamPump(
       InputStream in,
@@ -26,10 +29,25 @@ public final class StreamPump implements Runnable {
       int maxLineBytes,
       Function<FramedLine, LogRecord> toRecord,
       Consumer<LogRecord> out) {
+    this(in, passThrough, maxLineBytes, toRecord, null, out);
+  }
+
+  /**
+   * @param atEnd once the stream closes after lines, the record that says so (a {@code QUIET}
+   *     marker at the end of the last line: the job wrote all it will), or null for none
+   */
+  public StreamPump(
+      InputStream in,
+      OutputStream passThrough,
+      int maxLineBytes,
+      Function<FramedLine, LogRecord> toRecord,
+      LongFunction<LogRecord> atEnd,
+      Consumer<LogRecord> out) {
     this.in = in;
     this.passThrough = passThrough;
     this.framer = new LineFramer(maxLineBytes, true, 0);
     this.toRecord = toRecord;
+    this.atEnd = atEnd;
     this.out = out;
   }
 
@@ -38,6 +56,7 @@ public final class StreamPump implements Runnable {
     byte[] buf = new byte[8192];
     Consumer<FramedLine> sink =
         l -> {
+          end = l.end();
           LogRecord r = toRecord.apply(l);
           if (r != null) {
             out.accept(r);
@@ -55,5 +74,8 @@ public final class StreamPump implements Runnable {
       // the writer closed its end
     }
     framer.flush(sink);
+    if (atEnd != null && end >= 0) {
+      out.accept(atEnd.apply(end));
+    }
   }
 }

@@ -28,7 +28,8 @@ import org.apache.flink.util.Collector;
 /**
  * Classifies each stream's lines in order (keyed by stream), with the catalog engine. Drops records
  * it has already seen (the agent resends after a crash; offsets only grow per stream), and emits an
- * incident once it settles or the stream has been quiet for {@code flushAfter}.
+ * incident once it settles, once the agent marks the stream quiet ({@link RecordKind#QUIET}), or
+ * once the stream has been quiet here for {@code flushAfter}.
  */
 public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord, Incident> {
   private static final long serialVersionUID = 1L;
@@ -44,6 +45,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   private transient ValueState<Long> lastActivity;
   private transient Counter duplicates;
   private transient Counter incidents;
+  private transient Counter quietFlushes;
 
   public ClassifyStream(Map<String, byte[]> extraCatalogs, Duration flushAfter, Duration stateTtl) {
     this.extraCatalogs = new LinkedHashMap<>(extraCatalogs);
@@ -71,6 +73,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
             .getState(ttlOn(new ValueStateDescriptor<>("last-activity", Long.class), ttl));
     duplicates = getRuntimeContext().getMetricGroup().counter("cudawatch_duplicate_records");
     incidents = getRuntimeContext().getMetricGroup().counter("cudawatch_incidents");
+    quietFlushes = getRuntimeContext().getMetricGroup().counter("cudawatch_quiet_flushes");
   }
 
   private static <T> ValueStateDescriptor<T> ttlOn(ValueStateDescriptor<T> d, StateTtlConfig ttl) {
@@ -84,6 +87,10 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       return;
     }
     Long last = lastOffset.value();
+    if (r.kind() == RecordKind.QUIET) {
+      closeOnQuiet(r, last, ctx, out);
+      return;
+    }
     if (last != null && r.offset() <= last && !restarted(r, last)) {
       duplicates.inc();
       return;
@@ -110,9 +117,9 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
         out);
     if (!s.isIdle()) {
       lastActivity.update(now);
-      // Timers are rounded to 100 ms so a busy stream keeps one pending timer, not one per line;
-      // the rounding also gives a burst's lines 100 ms more to arrive before its incident is
-      // flushed (at 10 ms, IncidentPageIT on a loaded machine saw one traceback split in four)
+      // Timers are rounded to 100 ms so a busy stream keeps one pending timer, not one per line.
+      // The quiet they measure is measured here, after Kafka and Flink's network buffers: one
+      // burst's lines can arrive a buffer timeout apart, so flushAfter must exceed it by a margin.
       ctx.timerService().registerProcessingTimeTimer(roundUp(now + flushAfterMs));
     }
     state.update(s);
@@ -126,15 +133,32 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       return;
     }
     if (ts - active >= flushAfterMs) {
-      emit(
-          new StreamClassifier(catalog, advisor, null, ClassifierSettings.defaults(), s)
-              .flush(Instant.ofEpochMilli(ts)),
-          out);
+      emit(flushing(s).flush(Instant.ofEpochMilli(ts)), out);
       state.update(s);
       lastActivity.clear();
     } else {
       ctx.timerService().registerProcessingTimeTimer(roundUp(active + flushAfterMs));
     }
+  }
+
+  /**
+   * The agent saw the stream's writer go quiet after the line ending at the marker's offset: what
+   * is open is complete, so it is emitted now rather than when the flush timer fires (that timer
+   * stays for sources that send no markers, and finds the stream idle). A marker that a newer line
+   * overtook (a re-read after a failed send) or that follows nothing is ignored. It leaves the
+   * offset alone: the next line starts at the marker's offset and is no duplicate.
+   */
+  private void closeOnQuiet(LogRecord r, Long last, Context ctx, Collector<Incident> out)
+      throws Exception {
+    StreamState s = state.value();
+    if (s == null || s.isIdle() || last == null || r.offset() <= last) {
+      return;
+    }
+    long now = ctx.timerService().currentProcessingTime();
+    emit(flushing(s).flush(Instant.ofEpochMilli(now)), out);
+    state.update(s);
+    lastActivity.clear();
+    quietFlushes.inc();
   }
 
   private static long roundUp(long t) {
@@ -156,6 +180,11 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
         new StreamContext(r.host(), r.job(), r.source()),
         ClassifierSettings.defaults(),
         s);
+  }
+
+  /** A classifier to flush with: no line at hand, so it keeps the context of the stream's lines. */
+  private StreamClassifier flushing(StreamState s) {
+    return new StreamClassifier(catalog, advisor, null, ClassifierSettings.defaults(), s);
   }
 
   private void emit(List<Incident> list, Collector<Incident> out) {

@@ -37,7 +37,10 @@ public final class GpuHolderSignals extends RichFlatMapFunction<LogRecord, GpuHo
 
   @Override
   public void flatMap(LogRecord r, Collector<GpuHolder> out) {
-    if (r.job() == null || r.kind() == RecordKind.GPU_MEMORY || r.kind() == RecordKind.KERNEL) {
+    if (r.job() == null
+        || r.kind() == RecordKind.GPU_MEMORY
+        || r.kind() == RecordKind.KERNEL
+        || r.kind() == RecordKind.QUIET) {
       return;
     }
     Integer pid = pid(r);

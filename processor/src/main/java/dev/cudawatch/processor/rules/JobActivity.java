@@ -41,7 +41,10 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
 
   @Override
   public void flatMap(LogRecord r, Collector<JobSignal> out) {
-    if (rules.isEmpty() || r.job() == null || r.kind() == RecordKind.GPU_MEMORY) {
+    if (rules.isEmpty()
+        || r.job() == null
+        || r.kind() == RecordKind.GPU_MEMORY
+        || r.kind() == RecordKind.QUIET) { // a marker is no output: a silent job stays silent
       return;
     }
     boolean exit = r.kind() == RecordKind.EXIT;

@@ -59,6 +59,58 @@ class ClassifyStreamTest {
   }
 
   @Test
+  void theAgentsQuietMarkerClosesTheTracebackWithoutWaitingForTheTimer() throws Exception {
+    String[] lines = {
+      "Traceback (most recent call last):",
+      "  File \"/home/u/train.py\", line 88, in <module>",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.05 GiB is free.",
+    };
+    h.setProcessingTime(0);
+    long offset = 0;
+    for (String line : lines) {
+      h.processElement(Records.line("/logs/q.log", offset, line), offset);
+      offset += line.length() + 1;
+    }
+    h.processElement(Records.quiet("/logs/q.log", offset), offset);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size(), "emitted on the marker, at the same processing time");
+    assertEquals("cuda_oom", out.get(0).incidentClass());
+    assertEquals("job-42", out.get(0).job(), "the lines' job, not the marker's (none)");
+    assertEquals("/home/u/train.py:88", out.get(0).fields().get("user_frame"));
+
+    // the next line starts where the marker pointed: a line, not a duplicate
+    h.processElement(
+        Records.line("/logs/q.log", offset, "RuntimeError: CUDA error: misaligned address"), 9);
+    h.setProcessingTime(5000);
+    assertEquals(2, h.extractOutputValues().size(), "the line after the marker is classified");
+    assertEquals(0, h.numProcessingTimeTimers(), "the fallback timers fired on an idle stream");
+  }
+
+  @Test
+  void aMarkerANewerLineOvertookClosesNothing() throws Exception {
+    h.setProcessingTime(0);
+    String line = "RuntimeError: CUDA error: an illegal memory access was encountered";
+    h.processElement(Records.line("/logs/r.log", 0, line), 1);
+    h.processElement(Records.line("/logs/r.log", line.length() + 1, line), 2);
+    h.processElement(Records.quiet("/logs/r.log", line.length() + 1), 3); // sent before line 2
+    assertTrue(h.extractOutputValues().isEmpty(), "the block went on after that marker");
+    h.setProcessingTime(5000);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size(), "closed by the timer, as one incident");
+    assertEquals(2, out.get(0).count());
+    assertEquals(0, h.numProcessingTimeTimers());
+  }
+
+  @Test
+  void aMarkerOnAStreamWithNothingOpenLeavesNoState() throws Exception {
+    h.setProcessingTime(0);
+    h.processElement(Records.quiet("/logs/s.log", 120), 1);
+    assertTrue(h.extractOutputValues().isEmpty());
+    assertEquals(0, h.numKeyedStateEntries(), "a marker stores nothing");
+    assertEquals(0, h.numProcessingTimeTimers());
+  }
+
+  @Test
   void aResentRecordIsDroppedNotCountedTwice() throws Exception {
     h.setProcessingTime(0);
     LogRecord r = Records.line("/logs/b.log", 10, "RuntimeError: CUDA error: misaligned address");

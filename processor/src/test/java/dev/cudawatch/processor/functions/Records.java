@@ -21,6 +21,15 @@ final class Records {
         .build();
   }
 
+  /** The agent's marker that {@code source} wrote nothing after {@code end} (no job named). */
+  static LogRecord quiet(String source, long end) {
+    return LogRecord.builder().host("gpu-node-1").source(source).stream("stderr")
+        .eventTime(T0)
+        .text("")
+        .build()
+        .quietAt(end, T0.plusMillis(end));
+  }
+
   static LogRecord memory(long offset, String csvRow) {
     return LogRecord.builder()
         .host("gpu-node-1")
