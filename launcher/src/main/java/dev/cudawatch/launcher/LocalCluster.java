@@ -65,10 +65,19 @@ public final class LocalCluster implements AutoCloseable {
   // An alert is visible once the checkpoint after its incident completes (exactly-once sinks):
   // these bound line -> alert latency (bench/run's latency table traces each stage).
   static final long LOCAL_CHECKPOINT_MS = 100;
-  // 250, not 100: with the job running before the first line (start waits for it), a loaded
-  // machine delivered one traceback's lines more than 100 ms apart and split it into four
-  // incidents (IncidentPageIT in two fresh-clone CI runs)
+  // The processor's own quiet-stream flush, for streams without the agent's quiet markers (other
+  // shippers, the kernel log, a wrapped job still running). Its quiet is measured after Flink's
+  // network buffers, which hold a burst's tail up to their 100 ms timeout, so it must exceed that.
   static final long LOCAL_FLUSH_MS = 250;
+
+  /**
+   * The agent marks a file quiet this long after its last line: the job's incident closes then, not
+   * after LOCAL_FLUSH_MS in the job. A traceback's lines are written microseconds apart.
+   */
+  static final long LOCAL_QUIET_MARKER_MS = 50;
+
+  /** Quiet markers sent through the agent's shipper and the job at start ({@link JobWarmup}). */
+  static final int WARMUP_MARKERS = 2000;
 
   /** How long start-up waits for the job to run and complete its first checkpoint. */
   static final Duration JOB_READY_TIMEOUT = Duration.ofMinutes(2);
@@ -199,8 +208,10 @@ public final class LocalCluster implements AutoCloseable {
             // one machine's few log files: scanning the glob every round keeps a new file's
             // first line as quick as the rest (the agent's default scans once a second)
             .withScanInterval(0)
-            .withPollInterval(LOCAL_AGENT_POLL_MS);
+            .withPollInterval(LOCAL_AGENT_POLL_MS)
+            .withQuietMarkers(LOCAL_QUIET_MARKER_MS);
     shipper = new Shipper(kafka);
+    JobWarmup.send(shipper, ag.host(), WARMUP_MARKERS);
     agent = new Agent(ag, shipper, Clock.systemUTC());
     if (options.replayDir() != null) {
       long n = agent.replay(options.replayDir());
@@ -213,6 +224,7 @@ public final class LocalCluster implements AutoCloseable {
     health.register("agent", agent::started);
     // started means a failure written now is alerted on at once, not after the job comes up
     flink.awaitReady(JOB_READY_TIMEOUT);
+    flink.awaitCheckpoints(2, JOB_READY_TIMEOUT); // the job has read the warm-up markers
     brokerWarmup.join(JOB_READY_TIMEOUT.toMillis());
   }
 

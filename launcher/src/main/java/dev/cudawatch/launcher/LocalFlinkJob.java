@@ -69,12 +69,18 @@ final class LocalFlinkJob implements AutoCloseable {
     return client;
   }
 
+  /** Checkpoints the job has completed. */
+  long completedCheckpoints() throws Exception {
+    AccessExecutionGraph g = cluster.getExecutionGraph(id).get();
+    return g.getCheckpointStatsSnapshot() == null
+        ? 0
+        : g.getCheckpointStatsSnapshot().getCounts().getNumberOfCompletedCheckpoints();
+  }
+
   /** Whether every task runs and a checkpoint has completed. */
   boolean ready() throws Exception {
     AccessExecutionGraph g = cluster.getExecutionGraph(id).get();
-    if (g.getState() != JobStatus.RUNNING
-        || g.getCheckpointStatsSnapshot() == null
-        || g.getCheckpointStatsSnapshot().getCounts().getNumberOfCompletedCheckpoints() < 1) {
+    if (g.getState() != JobStatus.RUNNING || completedCheckpoints() < 1) {
       return false;
     }
     for (AccessExecutionVertex v : g.getAllExecutionVertices()) {
@@ -87,15 +93,32 @@ final class LocalFlinkJob implements AutoCloseable {
 
   /** Waits until {@link #ready}; throws when the job failed or {@code timeout} passed. */
   void awaitReady(Duration timeout) throws Exception {
+    await(this::ready, "running with a completed checkpoint", timeout);
+  }
+
+  /**
+   * Waits until {@code n} more checkpoints have completed. A barrier follows the records the source
+   * read before it, so records the broker had before the call have passed every operator once the
+   * source fetched them before one of those barriers (at 100 ms checkpoints, all but a slow fetch).
+   */
+  void awaitCheckpoints(int n, Duration timeout) throws Exception {
+    long target = completedCheckpoints() + n;
+    await(() -> completedCheckpoints() >= target, n + " more completed checkpoints", timeout);
+  }
+
+  private interface Condition {
+    boolean met() throws Exception;
+  }
+
+  private void await(Condition c, String what, Duration timeout) throws Exception {
     Instant deadline = Instant.now().plus(timeout);
-    while (!ready()) {
+    while (!c.met()) {
       JobStatus s = client.getJobStatus().get();
       if (s.isGloballyTerminalState()) {
         throw new IllegalStateException("the Flink job stopped while starting: " + s);
       }
       if (Instant.now().isAfter(deadline)) {
-        throw new IllegalStateException(
-            "the Flink job was not running with a completed checkpoint after " + timeout);
+        throw new IllegalStateException("the Flink job was not " + what + " after " + timeout);
       }
       Thread.sleep(10); // polls the in-process cluster, not a network service
     }
