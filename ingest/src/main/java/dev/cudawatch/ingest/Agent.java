@@ -4,6 +4,7 @@ import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.ingest.files.FileTailer;
+import dev.cudawatch.ingest.files.LineSink;
 import dev.cudawatch.ingest.files.PositionStore;
 import dev.cudawatch.ingest.files.TailedFile;
 import dev.cudawatch.ingest.framing.FramedLine;
@@ -42,8 +43,8 @@ public final class Agent implements Runnable, AutoCloseable {
   private final AtomicLong quietMarkers = new AtomicLong();
 
   /** Where the followed files' lines and quiet markers go. */
-  private final dev.cudawatch.ingest.files.LineSink fileSink =
-      new dev.cudawatch.ingest.files.LineSink() {
+  private final LineSink fileSink =
+      new LineSink() {
         @Override
         public void line(TailedFile f, FramedLine l, Runnable onAck, Runnable onFailure) {
           ship(f, l, onAck, onFailure);

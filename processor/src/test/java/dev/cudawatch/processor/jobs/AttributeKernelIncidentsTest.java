@@ -88,6 +88,12 @@ class AttributeKernelIncidentsTest {
   }
 
   @Test
+  void aQuietMarkerSaysNothingOfWhoHoldsAGpu() {
+    assertTrue(holders(line("leak-1", T0, RecordKind.QUIET, "700")).isEmpty());
+    assertEquals(1, holders(line("leak-1", T0, RecordKind.LOG, "700")).size());
+  }
+
+  @Test
   void theXidGoesToTheJobOnItsGpuThenOrToItsPid() throws Exception {
     try (var h =
         new KeyedTwoInputStreamOperatorTestHarness<String, GpuHolder, Incident, Incident>(

@@ -193,6 +193,19 @@ class SilenceRuleTest {
   }
 
   @Test
+  void theAgentsQuietMarkerIsNoOutput() throws Exception {
+    try (var h = harness()) {
+      JobActivity activity = activity();
+      h.setProcessingTime(0);
+      fail(h);
+      h.setProcessingTime(8 * MIN);
+      record(h, activity, RecordKind.QUIET, 8 * MIN); // the agent: its writer paused
+      h.setProcessingTime(10 * MIN);
+      assertEquals(1, h.extractOutputValues().size(), "silent since the failure: it fires");
+    }
+  }
+
+  @Test
   void anExitThatOvertakesItsFailureKeepsItQuiet() throws Exception {
     try (var h = harness()) {
       h.setProcessingTime(0);
