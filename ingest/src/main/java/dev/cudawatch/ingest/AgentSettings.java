@@ -16,7 +16,9 @@ import java.util.List;
  * @param pollIntervalMs how often files are checked for new lines
  * @param checkpointIntervalMs how often positions are written
  * @param maxLineBytes longer lines are cut with a marker and counted
- * @param readBudgetBytes bytes read per file per poll
+ * @param readBudgetBytes bytes read per file per poll (16 KiB): a round visits every file, so a
+ *     small share keeps rounds short when the agent is behind, and a new file's lines and a quiet
+ *     file's marker do not wait behind a chatty neighbour's backlog (Vector's max_read_bytes)
  * @param kernelLog {@code /dev/kmsg}, a kernel log file (dmesg or journal export) to follow, or
  *     null for none
  * @param nvidiaSmi the nvidia-smi binary for GPU memory samples and PCI-to-index mapping
@@ -82,7 +84,7 @@ public record AgentSettings(
     pollIntervalMs = pollIntervalMs == null ? 250L : pollIntervalMs;
     checkpointIntervalMs = checkpointIntervalMs == null ? 1000L : checkpointIntervalMs;
     maxLineBytes = maxLineBytes == null ? 64 * 1024 : maxLineBytes;
-    readBudgetBytes = readBudgetBytes == null ? 4L << 20 : readBudgetBytes;
+    readBudgetBytes = readBudgetBytes == null ? 16L << 10 : readBudgetBytes;
     nvidiaSmi = nvidiaSmi == null ? "nvidia-smi" : nvidiaSmi;
     gpuSampleIntervalMs = gpuSampleIntervalMs == null ? 1000L : gpuSampleIntervalMs;
     spoolMaxBytes = spoolMaxBytes == null ? 1L << 30 : spoolMaxBytes;
