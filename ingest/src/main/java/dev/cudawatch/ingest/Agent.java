@@ -3,6 +3,7 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.files.FileTailer;
 import dev.cudawatch.ingest.files.LineSink;
 import dev.cudawatch.ingest.files.PositionStore;
@@ -17,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -150,8 +152,7 @@ public final class Agent implements Runnable, AutoCloseable {
     if (l.truncated()) {
       truncatedLines.incrementAndGet();
     }
-    LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.LOG, "file");
-    shipper.send(files == null ? r : attributed(r), onAck, onFailure);
+    shipper.send(fileRecord(f, l).build(), onAck, onFailure);
   }
 
   /**
@@ -162,34 +163,36 @@ public final class Agent implements Runnable, AutoCloseable {
   private void shipQuiet(TailedFile f, long end, String stream) {
     quietMarkers.incrementAndGet();
     FramedLine none = new FramedLine(end, end, "", false, null, stream, null);
-    LogRecord r = record(f.path().toString(), f.sourceId(), none, RecordKind.LOG, "file");
-    shipper.send((files == null ? r : attributed(r)).quietAt(end, clock.instant()), () -> {});
+    shipper.send(fileRecord(f, none).build().quietAt(end, clock.instant()), () -> {});
   }
 
-  /** The record with what the process writing its file tells (job, rank, GPU and whence). */
-  private LogRecord attributed(LogRecord r) {
-    var a = files.of(r.source());
-    return LogRecord.builder()
-        .host(r.host())
-        .job(a.job() != null ? a.job() : r.job())
-        .kind(r.kind())
-        .stream(r.stream())
-        .source(r.source())
-        .sourceId(r.sourceId())
-        .offset(r.offset())
-        .eventTime(r.eventTime())
-        .ingestTime(r.ingestTime())
-        .text(r.text())
-        .raw(r.raw())
-        .rank(a.rank())
-        .localRank(a.localRank())
-        .gpu(a.gpu())
-        .gpuUuid(a.gpuUuid())
-        .attribution(a.attribution())
-        .build();
+  /**
+   * A followed file's line with what the process writing the file tells (job, rank, GPU and
+   * whence), built once: the agent's busiest path.
+   */
+  private LogRecord.Builder fileRecord(TailedFile f, FramedLine l) {
+    String source = f.path().toString();
+    LogRecord.Builder b = builder(source, f.sourceId(), l, RecordKind.LOG, "file");
+    if (files != null) {
+      var a = files.of(source);
+      if (a.job() != null) {
+        b.job(a.job());
+      }
+      b.rank(a.rank())
+          .localRank(a.localRank())
+          .gpu(a.gpu())
+          .gpuUuid(a.gpuUuid())
+          .attribution(a.attribution());
+    }
+    return b;
   }
 
   private LogRecord record(
+      String source, String sourceId, FramedLine l, RecordKind kind, String stream) {
+    return builder(source, sourceId, l, kind, stream).build();
+  }
+
+  private LogRecord.Builder builder(
       String source, String sourceId, FramedLine l, RecordKind kind, String stream) {
     var now = clock.instant();
     // a container log's line carries its stream and the runtime's time of writing
@@ -201,8 +204,7 @@ public final class Agent implements Runnable, AutoCloseable {
         .eventTime(l.time() != null ? l.time() : now)
         .ingestTime(now)
         .text(l.text())
-        .raw(settings.keepRaw() ? l.raw() : null)
-        .build();
+        .raw(settings.keepRaw() ? l.raw() : null);
   }
 
   /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
@@ -217,6 +219,35 @@ public final class Agent implements Runnable, AutoCloseable {
     return i > 5 && i < text.length() && text.charAt(i) == ']'
         ? Integer.valueOf(text.substring(5, i))
         : null;
+  }
+
+  /**
+   * Reads {@code file} through the agent's own path for a followed file (tailing, framing,
+   * decoding, attribution, the record and its JSON) and ships nothing: run before the agent starts,
+   * it has the JIT compile that path before the first real line, which otherwise meets it cold
+   * while the job and the broker warm up too. Returns the lines read.
+   */
+  public long warmUp(Path file) throws IOException {
+    long[] lines = {0};
+    long[] bytes = {0};
+    LineSink discard =
+        (f, l, onAck, onFailure) -> {
+          LogRecord r = fileRecord(f, l).build();
+          bytes[0] += r.streamKey().length() + WireJson.toBytes(r).length;
+          lines[0]++;
+        };
+    try (FileTailer t =
+        new FileTailer(
+            List.of(file.toString()),
+            Map.of(),
+            settings.maxLineBytes(),
+            settings.readBudgetBytes())) {
+      while (t.poll(discard) > 0) {
+        // every round reads a share of the file, as the agent's own rounds do
+      }
+    }
+    LOG.debug("warm-up: {} lines, {} bytes of records", lines[0], bytes[0]);
+    return lines[0];
   }
 
   /**

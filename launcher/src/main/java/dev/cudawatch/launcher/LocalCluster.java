@@ -218,6 +218,7 @@ public final class LocalCluster implements AutoCloseable {
       console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
     }
     startNodeSources(ag);
+    AgentWarmup.run(agent, options.dataDir().resolve("warmup"));
     agentThread = new Thread(agent, "cudawatch-agent");
     agentThread.setDaemon(true);
     agentThread.start();
