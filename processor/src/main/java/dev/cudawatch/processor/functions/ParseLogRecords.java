@@ -1,8 +1,10 @@
 package dev.cudawatch.processor.functions;
 
 import dev.cudawatch.common.cli.BuildInfo;
+import dev.cudawatch.common.text.TrainingOutput;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.processor.InputSettings;
@@ -64,6 +66,33 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
         .gauge("cudawatch_build_info", () -> 1);
     // Jackson introspects the wire types now, at task start, not on the first record (~0.2 s)
     WireJson.warmUp();
+    warmUp();
+  }
+
+  /** Records of healthy output each subtask reads at start. */
+  static final int WARMUP_RECORDS = 20_000;
+
+  /**
+   * Reads records of healthy training output as the agent writes them, so the JIT compiles the
+   * reading path at task start and the first records after a start or a recovery do not meet it
+   * cold while everything else warms up too (bench/run's first incident). Nothing is emitted.
+   */
+  static void warmUp() {
+    Instant t = Instant.EPOCH;
+    LogRecord.Builder b =
+        LogRecord.builder().host("warmup").kind(RecordKind.LOG).stream("file")
+            .source("warmup")
+            .sourceId("warmup")
+            .eventTime(t)
+            .ingestTime(t)
+            .attribution(Map.of("tried", "warmup"));
+    try {
+      for (int i = 0; i < WARMUP_RECORDS; i++) {
+        WireJson.readLogRecord(WireJson.toBytes(b.offset(i).text(TrainingOutput.line(i)).build()));
+      }
+    } catch (WireFormatException e) {
+      throw new IllegalStateException("the warm-up's own record did not read back", e);
+    }
   }
 
   @Override
