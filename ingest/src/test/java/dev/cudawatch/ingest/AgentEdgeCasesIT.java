@@ -54,12 +54,10 @@ class AgentEdgeCasesIT {
         }
         Path doomed = logs.resolve("doomed.log");
         Files.writeString(doomed, "first\n");
-        agent.pollOnce();
+        AgentRounds.untilRead(agent); // the 10 MiB line takes many rounds' shares
         Files.writeString(doomed, "second\n", java.nio.file.StandardOpenOption.APPEND);
         Files.delete(doomed); // deleted while open: what it still holds is shipped
-        for (int i = 0; i < 5; i++) {
-          agent.pollOnce();
-        }
+        AgentRounds.untilRead(agent);
         shipper.flush();
         List<String> texts = read(broker.bootstrapServers(), 8);
         assertTrue(texts.contains("before"));
