@@ -72,12 +72,18 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
   /** Records of healthy output each subtask reads at start. */
   static final int WARMUP_RECORDS = 20_000;
 
+  private static final java.util.concurrent.atomic.AtomicBoolean WARM =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   /**
    * Reads records of healthy training output as the agent writes them, so the JIT compiles the
-   * reading path at task start and the first records after a start or a recovery do not meet it
-   * cold while everything else warms up too (bench/run's first incident). Nothing is emitted.
+   * reading path at the first task start in a JVM and the first records do not meet it cold while
+   * everything else warms up too (bench/run's first incident). Nothing is emitted.
    */
   static void warmUp() {
+    if (!WARM.compareAndSet(false, true)) {
+      return; // compiled code serves every subtask and every recovery in this JVM
+    }
     Instant t = Instant.EPOCH;
     LogRecord.Builder b =
         LogRecord.builder().host("warmup").kind(RecordKind.LOG).stream("file")
