@@ -2,22 +2,24 @@ package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.Logging;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.common.wire.LogRecord;
-import dev.cudawatch.ingest.attribution.GpuInventory;
-import dev.cudawatch.ingest.attribution.RunAttribution;
 import dev.cudawatch.ingest.run.ChildProcess;
 import dev.cudawatch.ingest.run.ExitStatus;
-import dev.cudawatch.ingest.run.RunRecords;
+import dev.cudawatch.ingest.run.RunIdentity;
+import dev.cudawatch.ingest.run.RunNotices;
+import dev.cudawatch.ingest.run.RunOutputPump;
+import dev.cudawatch.ingest.run.RunOutputQueue;
+import dev.cudawatch.ingest.run.RunShipper;
 import dev.cudawatch.ingest.run.RunShipping;
 import dev.cudawatch.ingest.run.SignalForwarding;
-import dev.cudawatch.ingest.streams.StreamPump;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -65,9 +67,19 @@ public final class RunMain implements Callable<Integer> {
 
   @Option(
       names = "--drain-seconds",
-      defaultValue = "10",
-      description = "how long to wait after the command for shipping (default: ${DEFAULT-VALUE})")
+      defaultValue = "1",
+      description =
+          "how long after the command ends to wait for Kafka; what is not shipped by then stays"
+              + " spooled for the node agent (default: ${DEFAULT-VALUE})")
   int drainSeconds;
+
+  @Option(
+      names = "--log-file",
+      paramLabel = "FILE",
+      description =
+          "cudawatch's own log (default: $CUDAWATCH_RUN_LOG_FILE, else none: the job's stderr is"
+              + " the job's)")
+  Path logFile;
 
   /** One id per run: the stream id of its records and the name of its spool. */
   private final String runId = UUID.randomUUID().toString();
@@ -78,7 +90,20 @@ public final class RunMain implements Callable<Integer> {
       description = "the command and its arguments (after --)")
   List<String> command = new ArrayList<>();
 
+  /** How long the job's pipes may stay open after it exits (a child it left may hold them). */
+  static final Duration PIPE_GRACE = Duration.ofSeconds(1);
+
+  /** How long the first lines wait for nvidia-smi's GPU list before they ship without it. */
+  static final Duration INVENTORY_WAIT = Duration.ofSeconds(2);
+
+  /** Lines waiting for the shipping thread, at most; more are dropped and counted. */
+  static final long QUEUE_BYTES = 16L << 20;
+
   public static void main(String[] args) {
+    // before any logger exists: nothing of cudawatch's or its libraries' logging, nor Log4j's own
+    // status lines, may reach the job's stderr
+    System.setProperty("log4j2.statusLoggerLevel", "OFF");
+    System.setProperty(Logging.TARGET_PROPERTY, "none");
     CommandLine cl = Cli.commandLine(new RunMain());
     cl.setStopAtPositional(true);
     System.exit(cl.execute(args));
@@ -86,13 +111,18 @@ public final class RunMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    Path log = writableLog();
+    if (log != null) {
+      Logging.redirect(log); // main() already sent the log nowhere
+    }
+    RunNotices notices = new RunNotices(System.err);
     // Nothing before the child starts may stop it from starting: a bad configuration is
     // reported and the job runs unwatched (its output still passes through).
     AgentSettings s;
     try {
       s = new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
     } catch (Exception | LinkageError e) {
-      System.err.println("cudawatch run: " + e.getMessage() + "; the job runs without shipping");
+      notices.degraded(e.getMessage() + "; the job runs without shipping");
       s = null;
     }
     ChildProcess child;
@@ -102,43 +132,52 @@ public final class RunMain implements Callable<Integer> {
       System.err.println("cudawatch run: " + e.getMessage());
       return 127;
     }
-    try (SignalForwarding signals = SignalForwarding.to(child);
-        RunShipping shipping = s == null ? null : openShipping(s)) {
-      Map<String, String> env = System.getenv();
+    try (SignalForwarding signals = SignalForwarding.to(child)) {
+      // the job's output flows before anything is asked of nvidia-smi, Kafka or the disk
       AgentSettings settings = s == null ? AgentSettings.defaults() : s;
-      // after the child started: asking nvidia-smi must never delay the job
-      GpuInventory inventory =
-          RunAttribution.wantsInventory(env)
-              ? GpuInventory.query(settings.nvidiaSmi())
-              : GpuInventory.empty();
-      RunAttribution who = RunAttribution.of(env, job, s != null ? s.job() : null, inventory);
-      if (who.job() == null) {
-        who =
-            RunAttribution.of(
-                env, "run-" + UUID.randomUUID().toString().substring(0, 8), null, inventory);
-        who.attribution().put("job", "generated (no --job, SLURM_JOB_ID, TORCHELASTIC_RUN_ID)");
-      }
-      // the kernel names the process in its Xid lines (pid=...): the processor maps it to the job
-      who.attribution().put("pid", String.valueOf(child.pid()));
-      RunRecords records = new RunRecords(settings, who, runId, Clock.systemUTC());
-      java.util.function.Consumer<LogRecord> sink = shipping == null ? r -> {} : shipping::write;
-      int maxLine = s == null ? AgentSettings.defaults().maxLineBytes() : s.maxLineBytes();
-      Thread o = pump(child.stdout(), System.out, "stdout", records, maxLine, sink);
-      Thread e = pump(child.stderr(), System.err, "stderr", records, maxLine, sink);
+      RunOutputQueue queue = new RunOutputQueue(s == null ? 0 : queueBytes());
+      Thread o = pump(child.stdout(), System.out, "stdout", queue);
+      Thread e = pump(child.stderr(), System.err, "stderr", queue);
+      RunShipper shipper = s == null ? null : startShipping(s, child.pid(), queue, notices);
       ExitStatus status = child.waitFor();
-      o.join();
-      e.join();
-      if (shipping != null) {
-        shipping.write(records.exit(command, status));
-        boolean drained = shipping.drain(drainSeconds);
-        shipping.close();
-        finish(shipping, drained);
+      long exited = System.nanoTime(); // deadlines: the monotonic clock
+      // what the job wrote before it ended may still be in the pipes; a child it left behind
+      // (`sleep 600 &`) may hold them open for good: `run` leaves when the job does
+      o.join(Math.max(1, (exited + PIPE_GRACE.toNanos() - System.nanoTime()) / 1_000_000));
+      e.join(Math.max(1, (exited + PIPE_GRACE.toNanos() - System.nanoTime()) / 1_000_000));
+      if (shipper != null) {
+        long deadline =
+            Math.max(exited + drainSeconds * 1_000_000_000L, System.nanoTime() + 200_000_000L);
+        boolean shipped = shipper.finish(command, status, deadline);
+        report(shipper, shipped, queue, notices);
       }
       return status.shellCode();
     }
   }
 
-  private RunShipping openShipping(AgentSettings s) {
+  private RunShipper startShipping(
+      AgentSettings s, long pid, RunOutputQueue queue, RunNotices notices) {
+    Map<String, String> env = System.getenv();
+    RunIdentity identity =
+        new RunIdentity(
+            s,
+            env,
+            job,
+            s.job(),
+            pid,
+            runId,
+            Clock.systemUTC(),
+            RunIdentity.inventory(env, s.nvidiaSmi()),
+            INVENTORY_WAIT);
+    RunShipper shipper =
+        new RunShipper(queue, () -> openShipping(s, notices), identity, notices, s.maxLineBytes());
+    Thread t = new Thread(shipper, "cudawatch-run-ship");
+    t.setDaemon(true);
+    t.start();
+    return shipper;
+  }
+
+  private RunShipping openShipping(AgentSettings s, RunNotices notices) {
     KafkaSettings configured =
         bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap);
     Map<String, String> props = new HashMap<>(configured.properties());
@@ -147,33 +186,50 @@ public final class RunMain implements Callable<Integer> {
     props.putIfAbsent("request.timeout.ms", "10000");
     KafkaSettings kafka = new KafkaSettings(configured.bootstrapServers(), props);
     return RunShipping.open(
-        Path.of(s.runSpoolRoot()),
-        runId,
-        s.spoolMaxBytes(),
-        s.spoolSegmentBytes(),
-        kafka,
-        System.err);
+        Path.of(s.runSpoolRoot()), runId, s.spoolMaxBytes(), s.spoolSegmentBytes(), kafka, notices);
   }
 
-  private static void finish(RunShipping shipping, boolean drained) {
-    Path dir = shipping.spoolDir();
-    if (drained && dir != null) {
-      try {
-        deleteTree(dir);
-      } catch (IOException e) {
-        // shipped already; the agent removes an empty spool too
-      }
-    } else if (shipping.spooling()) {
-      System.err.println(
-          "cudawatch run: Kafka was unreachable; the output stays spooled in "
-              + dir
-              + " and the node agent ships it once Kafka is back");
+  /** The closing line, only when something was left spooled or not shipped. */
+  static void report(
+      RunShipper shipper, boolean shipped, RunOutputQueue queue, RunNotices notices) {
+    RunShipping shipping = shipper.shipping();
+    long lost = queue.droppedLines() + (shipping == null ? 0 : shipping.notShipped());
+    String lostText = lost > 0 ? lost + " lines of the job were not shipped" : null;
+    if (shipper.failed()) {
+      return; // said when it happened; the spool holds what came before
     }
-    if (shipping.notShipped() > 0) {
-      System.err.println(
-          "cudawatch run: "
-              + shipping.notShipped()
-              + " lines of the job were not shipped (see above)");
+    if (!shipped && shipping != null && shipping.spooling()) {
+      notices.end(
+          "Kafka did not take the output in time; it stays spooled in "
+              + shipping.spoolDir()
+              + " and the node agent ships it"
+              + (lostText == null ? "" : "; " + lostText));
+    } else if (lostText != null) {
+      notices.end(lostText);
+    }
+  }
+
+  /** 16 MiB of the job's output may wait for shipping, less in a small heap. */
+  private static long queueBytes() {
+    return Math.min(QUEUE_BYTES, Runtime.getRuntime().maxMemory() / 8);
+  }
+
+  /** The log file asked for, when it can be written; else none (never the job's stderr). */
+  private Path writableLog() {
+    Path f = logFile;
+    if (f == null && System.getenv("CUDAWATCH_RUN_LOG_FILE") != null) {
+      f = Path.of(System.getenv("CUDAWATCH_RUN_LOG_FILE"));
+    }
+    if (f == null) {
+      return null;
+    }
+    try {
+      Files.newOutputStream(
+              f, java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND)
+          .close();
+      return f;
+    } catch (IOException | RuntimeException e) {
+      return null;
     }
   }
 
@@ -181,19 +237,10 @@ public final class RunMain implements Callable<Integer> {
       java.io.InputStream in,
       java.io.OutputStream passThrough,
       String stream,
-      RunRecords records,
-      int maxLineBytes,
-      java.util.function.Consumer<LogRecord> sink) {
+      RunOutputQueue queue) {
     Thread t =
-        new Thread(
-            new StreamPump(
-                in,
-                passThrough,
-                maxLineBytes,
-                l -> records.line(stream, l),
-                end -> records.quiet(stream, end),
-                sink),
-            "cudawatch-run-" + stream);
+        new Thread(new RunOutputPump(in, passThrough, stream, queue), "cudawatch-run-" + stream);
+    t.setDaemon(true); // a child left holding the pipe must not keep `run` alive
     t.start();
     return t;
   }

@@ -14,6 +14,8 @@ public final class Logging {
   public static final String LEVEL_PROPERTY = "cudawatch.log.level";
   public static final String LIBS_PROPERTY = "cudawatch.log.libs";
   public static final String FORMAT_PROPERTY = "cudawatch.log.format";
+  public static final String TARGET_PROPERTY = "cudawatch.log.target";
+  public static final String FILE_PROPERTY = "cudawatch.log.file";
 
   private Logging() {}
 
@@ -39,6 +41,22 @@ public final class Logging {
     }
     if (format != null) {
       System.setProperty(FORMAT_PROPERTY, format.name().toLowerCase(Locale.ROOT));
+    }
+    if (log4jPresent()) {
+      Log4jReload.reload();
+    }
+  }
+
+  /**
+   * Sends every log line of this process, cudawatch's and its libraries', to {@code file}
+   * (appended), or nowhere when it is null: for {@code cudawatch run}, whose stderr is the job's.
+   */
+  public static void redirect(java.nio.file.Path file) {
+    if (file == null) {
+      System.setProperty(TARGET_PROPERTY, "none");
+    } else {
+      System.setProperty(FILE_PROPERTY, file.toAbsolutePath().toString());
+      System.setProperty(TARGET_PROPERTY, "file");
     }
     if (log4jPresent()) {
       Log4jReload.reload();

@@ -1,12 +1,11 @@
 package dev.cudawatch.ingest.attribution;
 
 import dev.cudawatch.common.gpu.NvidiaSmiCsv;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.cudawatch.ingest.proc.ExternalCommand;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The node's physical GPUs as nvidia-smi numbers them: index, UUID, PCI address and their MIG
@@ -139,16 +138,7 @@ public final class GpuInventory {
   }
 
   private static String run(String... cmd) {
-    try {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      p.getOutputStream().close();
-      String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 ? text : null;
-    } catch (IOException e) {
-      return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    }
+    // read while waiting and killed at the deadline: a wedged GPU makes nvidia-smi hang
+    return ExternalCommand.output(Duration.ofSeconds(10), cmd);
   }
 }

@@ -6,7 +6,7 @@ import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import dev.cudawatch.ingest.spool.SpoolForwarder;
 import dev.cudawatch.ingest.streams.SpoolingOutput;
-import java.io.PrintStream;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -16,20 +16,20 @@ import java.util.concurrent.atomic.AtomicLong;
  * created or written, a producer that cannot be built, any exception, turns shipping off (or leaves
  * it to the node agent) with one line on stderr, and the lines not shipped are counted.
  */
-public final class RunShipping implements AutoCloseable {
-  private final PrintStream console;
-  private final java.util.Set<String> reported = java.util.concurrent.ConcurrentHashMap.newKeySet();
+public final class RunShipping {
+  private final RunNotices notices;
   private final AtomicLong notShipped = new AtomicLong();
   private final AtomicLong spooled = new AtomicLong();
   private volatile String failure;
   private DiskSpool spool;
   private SpoolingOutput out;
-  private Shipper shipper;
-  private SpoolForwarder forwarder;
+  private volatile Shipper shipper;
+  private volatile SpoolForwarder forwarder;
+  private volatile boolean stopped;
   private Path spoolDir;
 
-  private RunShipping(PrintStream console) {
-    this.console = console;
+  private RunShipping(RunNotices notices) {
+    this.notices = notices;
   }
 
   /** Opens the spool and, if Kafka's client can be built, the forwarder; never throws. */
@@ -39,8 +39,8 @@ public final class RunShipping implements AutoCloseable {
       long maxBytes,
       long segmentBytes,
       KafkaSettings kafka,
-      PrintStream console) {
-    RunShipping s = new RunShipping(console);
+      RunNotices notices) {
+    RunShipping s = new RunShipping(notices);
     try {
       s.spoolDir = RunSpools.userDir(spoolRoot).resolve(runId);
       s.spool = new DiskSpool(s.spoolDir, maxBytes, segmentBytes);
@@ -50,21 +50,33 @@ public final class RunShipping implements AutoCloseable {
       s.spoolDir = null;
       return s;
     }
+    // Kafka's client resolves the brokers' names as it is built, which can take seconds (a DNS
+    // outage): built on the forwarding thread, so the spool takes records meanwhile
+    Thread t = new Thread(() -> s.forward(kafka), "cudawatch-run-ship-kafka");
+    t.setDaemon(true);
+    t.start();
+    return s;
+  }
+
+  private void forward(KafkaSettings kafka) {
     try {
-      s.shipper = new Shipper(kafka);
-      s.forwarder = new SpoolForwarder(s.spool, s.shipper, 20_000);
-      Thread t = new Thread(s.forwarder, "cudawatch-run-ship");
-      t.setDaemon(true);
-      t.start();
+      Shipper sh = new Shipper(kafka);
+      SpoolForwarder f = new SpoolForwarder(spool, sh, 20_000);
+      synchronized (this) {
+        if (stopped) {
+          sh.closeNow();
+          return;
+        }
+        shipper = sh;
+        forwarder = f;
+      }
+      f.run();
     } catch (Exception | LinkageError e) {
       // Kafka's client could not be built (an unresolvable host, a bad property): the spool
       // stays for the node agent, which ships it once it can
-      s.report(
-          "kafka", "Kafka unavailable (" + oneLine(e) + "); output is spooled for the node agent");
-      s.shipper = null;
-      s.forwarder = null;
+      notices.degraded(
+          "Kafka unavailable (" + oneLine(e) + "); output is spooled for the node agent");
     }
-    return s;
   }
 
   /** Spools one record; on any failure shipping stops for the rest of the run. */
@@ -90,29 +102,70 @@ public final class RunShipping implements AutoCloseable {
   }
 
   /**
-   * Makes the spool durable and waits up to {@code seconds} for Kafka to acknowledge it. True when
-   * everything was shipped, so the spool can go.
+   * Makes the spool durable, waits until {@code deadlineNanos} (of {@link System#nanoTime()}) for
+   * Kafka to acknowledge it, then stops forwarding without waiting for Kafka any longer; a spool
+   * fully shipped is removed. True when everything was shipped. Returns by the deadline whatever
+   * the broker does: what was not acknowledged stays spooled for the node agent.
    */
-  public boolean drain(int seconds) {
+  public boolean finish(long deadlineNanos) throws InterruptedException {
     if (out == null) {
       return false;
     }
     try {
       out.sync();
-      if (forwarder == null) {
-        return false;
+    } catch (Exception | LinkageError e) {
+      fail("cannot write the spool (" + oneLine(e) + ")");
+      return false;
+    }
+    boolean shipped = false;
+    try {
+      while (!(shipped = forwarder != null && !spool.hasUnread() && forwarder.inFlight() == 0)
+          && System.nanoTime() < deadlineNanos) {
+        Thread.sleep(20);
       }
-      long deadline = System.nanoTime() + seconds * 1_000_000_000L; // a wait: monotonic
-      while ((spool.hasUnread() || forwarder.inFlight() > 0) && System.nanoTime() < deadline) {
-        Thread.sleep(50);
+    } catch (RuntimeException e) {
+      shipped = false;
+    }
+    stop();
+    if (shipped) {
+      try {
+        spool.close();
+        deleteTree(spoolDir);
+      } catch (IOException | RuntimeException e) {
+        // shipped already; the agent removes an empty spool too
       }
-      return !spool.hasUnread() && forwarder.inFlight() == 0;
+    }
+    return shipped;
+  }
+
+  /** Stops forwarding at once (the process is about to leave); Kafka's client is abandoned. */
+  public void stop() {
+    SpoolForwarder f;
+    synchronized (this) {
+      stopped = true;
+      f = forwarder;
+    }
+    try {
+      if (f != null) {
+        f.stop(java.time.Duration.ofMillis(100));
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return false;
-    } catch (Exception e) {
-      fail("cannot finish shipping (" + oneLine(e) + ")");
-      return false;
+    }
+    Shipper sh = shipper;
+    if (sh != null) {
+      // closing waits for the network thread; on a daemon thread, so leaving never waits for it
+      Thread t = new Thread(sh::closeNow, "cudawatch-run-close");
+      t.setDaemon(true);
+      t.start();
+    }
+  }
+
+  static void deleteTree(Path dir) throws IOException {
+    try (java.util.stream.Stream<Path> w = java.nio.file.Files.walk(dir)) {
+      for (Path f : w.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        java.nio.file.Files.deleteIfExists(f);
+      }
     }
   }
 
@@ -144,36 +197,16 @@ public final class RunShipping implements AutoCloseable {
     if (out != null || failure == null) {
       failure = why;
       out = null;
-      report("spool", why + "; the job's output still passes through unchanged");
+      notices.degraded(why + "; the job's output still passes through unchanged");
     }
   }
 
-  /** One line on stderr per kind of failure, however often it happens. */
-  private void report(String kind, String line) {
-    if (reported.add(kind)) {
-      console.println("cudawatch run: " + line);
-    }
-  }
-
-  private static String oneLine(Throwable e) {
+  static String oneLine(Throwable e) {
     if (e instanceof java.io.UncheckedIOException && e.getCause() != null) {
       e = e.getCause(); // the file system's own words: "No space left on device"
     }
     String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     int nl = m.indexOf('\n');
     return nl < 0 ? m : m.substring(0, nl);
-  }
-
-  @Override
-  public void close() {
-    for (AutoCloseable c : new AutoCloseable[] {forwarder, shipper, spool}) {
-      if (c != null) {
-        try {
-          c.close();
-        } catch (Exception e) {
-          // closing after the job ended: nothing left to protect, nothing to report twice
-        }
-      }
-    }
   }
 }

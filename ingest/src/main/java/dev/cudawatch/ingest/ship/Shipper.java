@@ -177,6 +177,11 @@ public final class Shipper implements AutoCloseable {
     return failed.get();
   }
 
+  /** Closes without waiting for records in flight (they stay in the spool they came from). */
+  public void closeNow() {
+    producer.close(Duration.ZERO);
+  }
+
   @Override
   public void close() {
     producer.close(Duration.ofSeconds(30));

@@ -150,6 +150,16 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
   }
 
   /**
+   * Stops reading the spool and waits up to {@code wait} for the loop to end, without waiting for
+   * Kafka: what was sent and not acknowledged stays in the spool past its cursor, to be sent again.
+   * True when the loop has ended.
+   */
+  public boolean stop(java.time.Duration wait) throws InterruptedException {
+    running = false;
+    return !loopRunning || stopped.await(wait.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  /**
    * Stops after committing what was acknowledged. Waits for the loop to end first, so nothing
    * writes the spool after close() returns (a reaper may delete it then).
    */
