@@ -143,7 +143,8 @@ class RunFaultsIT {
         start(
             config(dir.resolve("spools")),
             refused,
-            List.of("sh", "-c", "seq 1000; echo started; exec sleep 600"),
+            // two seconds of a job before it says so: Kafka's client fails many times meanwhile
+            List.of("sh", "-c", "seq 1000; sleep 2; echo started; exec sleep 600"),
             out,
             err,
             Map.of());
@@ -152,7 +153,6 @@ class RunFaultsIT {
         () -> Files.exists(out) ? Files.readString(out) : "",
         s -> s.contains("started"),
         Duration.ofSeconds(60));
-    Thread.sleep(2_000); // let Kafka's client fail a few times, as it would during a real job
     long t0 = System.nanoTime();
     new ProcessBuilder("kill", "-" + signal, Long.toString(run.pid())).start().waitFor();
     assertTrue(run.waitFor(60, TimeUnit.SECONDS), "run ends once its job has ended");
