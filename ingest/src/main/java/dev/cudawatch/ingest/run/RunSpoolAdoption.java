@@ -172,6 +172,10 @@ public final class RunSpoolAdoption implements Runnable {
         refuse(path, "link", "not a directory");
         return 0;
       }
+      if (!RunSpools.userDirName(a.owner().getName()).equals(name)) {
+        refuse(path, "owner", "belongs to " + a.owner().getName());
+        return 0;
+      }
       try (SecureDirectoryStream<Path> user =
           top.newDirectoryStream(rel, LinkOption.NOFOLLOW_LINKS)) {
         String owner = attrs(user).owner().getName(); // of what was opened, not of the name
@@ -208,6 +212,10 @@ public final class RunSpoolAdoption implements Runnable {
       PosixFileAttributes a = attrs(parent, rel);
       if (!a.isDirectory()) {
         refuse(path, "link", "not a directory");
+        return false;
+      }
+      if (!a.owner().getName().equals(owner)) {
+        refuse(path, "owner", "belongs to " + a.owner().getName() + ", not " + owner);
         return false;
       }
       try (SecureDirectoryStream<Path> run =
