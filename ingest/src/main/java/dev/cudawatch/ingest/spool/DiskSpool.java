@@ -96,6 +96,7 @@ public final class DiskSpool implements AutoCloseable {
     this.shared = groupMayEnter(dir);
     this.lockChannel = lock(dir, shared);
     AtomicFiles.clearTemps(dir);
+    long lastSeen = 0;
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
       for (Path p : ds) {
         String name = p.getFileName().toString();
@@ -110,6 +111,7 @@ public final class DiskSpool implements AutoCloseable {
           LOG.warn("ignoring {} in the spool: not a segment of it", p);
           continue;
         }
+        lastSeen = Math.max(lastSeen, seq); // new segments go after every one, kept or not
         int start;
         try (var in = Files.newInputStream(p)) {
           start = headerBytes(in);
@@ -128,7 +130,10 @@ public final class DiskSpool implements AutoCloseable {
     readOffset = cursor[1];
     committedSeq = readSeq;
     committedOffset = readOffset;
-    writeSeq = segmentSizes.isEmpty() ? Math.max(readSeq, 1) : segmentSizes.lastKey() + 1;
+    writeSeq =
+        segmentSizes.isEmpty()
+            ? Math.max(Math.max(readSeq, 1), lastSeen + 1)
+            : Math.max(segmentSizes.lastKey(), lastSeen) + 1;
     if (segmentSizes.isEmpty() || segmentSizes.firstKey() > readSeq) {
       readSeq = segmentSizes.isEmpty() ? writeSeq : segmentSizes.firstKey();
       readOffset = 0;
