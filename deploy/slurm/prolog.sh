@@ -107,6 +107,16 @@ if [[ "$job" =~ ^[0-9]+$ ]]; then
   fi
 fi
 
+# the run-spool handoff root (README: cudawatch run): the job's `cudawatch run` spools there when
+# Kafka is away and the agent (group cudawatch) ships it; made here too in case the agent's unit
+# has not run yet. Root-owned, never a link; only where the agent's group exists.
+handoff=${CUDAWATCH_RUN_SPOOL_ROOT:-/var/spool/cudawatch/run}
+if getent group cudawatch >/dev/null 2>&1; then
+  if [[ -L "$handoff" ]] || ! install -d -o root -g cudawatch -m 3773 "$handoff" 2>/dev/null; then
+    warn "cannot create the run-spool root $handoff"
+  fi
+fi
+
 # the node's job notes: root-owned directory and file, never one the user can replace
 if install -d -m 0755 "$(dirname "$events")" 2>/dev/null && [[ ! -L "$events" ]]; then
   echo "job=$job user=${SLURM_JOB_USER:-} gpus=${SLURM_JOB_GPUS:-} event=start time=$(date -Is)" \

@@ -2,6 +2,7 @@ package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.io.AtomicFiles;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.ingest.run.RunSpoolAdoption;
 import dev.cudawatch.ingest.ship.DeadLetters;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.ingest.spool.DiskSpool;
@@ -52,6 +53,7 @@ public final class AgentRuntime implements AutoCloseable {
   private GpuMemorySampler sampler;
   private HTTPServer http;
   private AttributionSources attribution;
+  private RunSpoolAdoption runSpools;
 
   public AgentRuntime(AgentSettings settings, Clock clock) throws IOException {
     this.settings = settings;
@@ -179,34 +181,26 @@ public final class AgentRuntime implements AutoCloseable {
   }
 
   /**
-   * Ships what {@code cudawatch run} left spooled when Kafka was unreachable, then deletes each
-   * spool once it is empty.
+   * Ships what {@code cudawatch run} left spooled when Kafka was unreachable: one long-running
+   * source that looks again every few seconds (runs end while the agent runs) and moves finished
+   * runs' spools into this agent's spool (see {@link RunSpoolAdoption}).
    */
-  private void adoptRunSpools() throws IOException {
-    List<Path> dirs = dev.cudawatch.ingest.run.RunSpools.all(Path.of(settings.runSpoolRoot()));
-    for (Path dir : dirs) {
-      DiskSpool left = new DiskSpool(dir, settings.spoolMaxBytes(), settings.spoolSegmentBytes());
-      SpoolForwarder f = new SpoolForwarder(left, shipper, 20_000);
-      start(f, "spool-" + dir.getFileName(), false);
-      start(
-          () -> {
-            try {
-              while (left.hasUnread() || f.inFlight() > 0) {
-                Thread.sleep(200);
-              }
-              f.close();
-              left.close();
-              RunMain.deleteTree(dir);
-            } catch (IOException e) {
-              org.slf4j.LoggerFactory.getLogger(AgentRuntime.class)
-                  .warn("run spool {}: {}", dir, e.toString());
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          },
-          "spool-reaper-" + dir.getFileName(),
-          true);
-    }
+  private void adoptRunSpools() {
+    runSpools =
+        new RunSpoolAdoption(
+            RunSpoolAdoption.roots(settings.runSpoolRoot(), settings.stateDir()),
+            settings.host(),
+            spooled,
+            clock,
+            java.time.Duration.ofSeconds(2),
+            java.time.Duration.ofMinutes(10),
+            16);
+    start(runSpools, "run-spools", false);
+  }
+
+  /** The run-spool handoff (its counts for /metrics). */
+  RunSpoolAdoption runSpools() {
+    return runSpools;
   }
 
   /** A pump that turns a byte stream into records of this node, through the spool. */

@@ -139,6 +139,62 @@ class DiskSpoolTest {
     }
   }
 
+  @Test
+  void segmentsAreVersionedAndHeaderlessOnesOfEarlierReleasesAreStillRead() throws Exception {
+    // format 1, as releases up to 61b97b9 wrote it: [length][bytes] from the first byte
+    java.nio.ByteBuffer old = java.nio.ByteBuffer.allocate(4 + 3 + 4 + 3);
+    old.putInt(3).put(b("one")).putInt(3).put(b("two"));
+    Files.write(dir.resolve("00000000000000000001.seg"), old.array());
+    // a segment of a format newer than this reader: left alone, counted, never misread
+    java.nio.ByteBuffer future = java.nio.ByteBuffer.allocate(8 + 4 + 6);
+    future.putInt(DiskSpool.MAGIC).putInt(DiskSpool.FORMAT + 1).putInt(6).put(b("future"));
+    Files.write(dir.resolve("00000000000000000002.seg"), future.array());
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      assertEquals(1, s.unsupportedSegments());
+      assertArrayEquals(b("one"), s.poll(0).bytes());
+      assertArrayEquals(b("two"), s.poll(0).bytes());
+      s.append(b("three"));
+      assertArrayEquals(b("three"), s.poll(0).bytes());
+      assertNull(s.poll(0));
+      assertFalse(s.hasUnread(), "a new segment's header is not a record waiting");
+    }
+    Path newest = segments().get(segments().size() - 1);
+    try (var in = Files.newInputStream(newest)) {
+      assertEquals(DiskSpool.FORMAT, DiskSpool.segmentFormat(in), "new segments carry the header");
+    }
+    List<String> read = new java.util.ArrayList<>();
+    try (var in = Files.newInputStream(newest)) {
+      assertEquals(
+          0, DiskSpool.readSegment(in, 0, r -> read.add(new String(r, StandardCharsets.UTF_8))));
+    }
+    assertEquals(List.of("three"), read);
+    assertTrue(Files.exists(dir.resolve("00000000000000000002.seg")), "the newer one is kept");
+  }
+
+  @Test
+  void aSpoolIsLockedWhileOpenAndItsFilesFollowItsDirectorysGroup() throws Exception {
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwx---"));
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      s.append(b("x"));
+      s.commit(s.poll(0).seq(), 4);
+      try (FileChannel lock = FileChannel.open(dir.resolve(DiskSpool.LOCK))) {
+        // another process would get null here; this one is told it holds the lock itself
+        org.junit.jupiter.api.Assertions.assertThrows(
+            java.nio.channels.OverlappingFileLockException.class,
+            () -> lock.tryLock(0, Long.MAX_VALUE, true));
+      }
+      for (Path seg : segments()) {
+        assertEquals("rw-r-----", mode(seg), "a shared directory: its group reads the segments");
+      }
+      assertEquals("rw-r-----", mode(dir.resolve("cursor")));
+    }
+    try (FileChannel lock = FileChannel.open(dir.resolve(DiskSpool.LOCK))) {
+      var held = lock.tryLock(0, Long.MAX_VALUE, true);
+      assertTrue(held != null, "released when the spool is closed");
+      held.release();
+    }
+  }
+
   private static String mode(Path p) throws Exception {
     return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
   }

@@ -42,7 +42,7 @@ public final class RunShipping {
       RunNotices notices) {
     RunShipping s = new RunShipping(notices);
     try {
-      s.spoolDir = RunSpools.userDir(spoolRoot).resolve(runId);
+      s.spoolDir = RunSpools.runDir(spoolRoot, runId);
       s.spool = new DiskSpool(s.spoolDir, maxBytes, segmentBytes);
       s.out = new SpoolingOutput(s.spool, 100);
     } catch (Exception | LinkageError e) {

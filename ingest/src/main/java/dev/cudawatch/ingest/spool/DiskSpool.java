@@ -30,10 +30,32 @@ import org.slf4j.LoggerFactory;
  * cannot be read: the torn tail is skipped (its bytes counted and logged as lost), an unreadable
  * cursor makes the spool read again from its oldest segment (records repeat, never vanish), and
  * files that are not segments are ignored, so the agent always starts. Segments and the cursor are
- * created {@code 0600} in a {@code 0700} directory: they hold job output.
+ * created {@code 0600} in a {@code 0700} directory: they hold job output. In a directory whose
+ * group may enter it (a run's spool in the node's handoff root, see {@code RunSpools}) they are
+ * {@code 0640}, whatever the umask: the agent reads them through that group.
+ *
+ * <p>Segments are versioned: each starts with {@link #MAGIC} and {@link #FORMAT}. The magic sits
+ * where a record's length would be and is negative, so headerless segments of earlier releases
+ * (format 1) are still read; a segment of a format newer than this reader is left alone, logged and
+ * counted, never misread.
+ *
+ * <p>While open, a spool holds an exclusive lock on its {@code lock} file (created under a
+ * temporary name, locked, then linked into place, so it is never seen unlocked): another process
+ * (the node agent looking for spools of finished runs) tells a live spool from a left one by it.
  */
 public final class DiskSpool implements AutoCloseable {
   private static final String SUFFIX = ".seg";
+
+  /** First 4 bytes of a versioned segment: negative, so never a record's length. */
+  public static final int MAGIC = 0xCD5E_6702;
+
+  /** The segment format written: 2 = [MAGIC][2] header, then [length][bytes] records. */
+  public static final int FORMAT = 2;
+
+  static final int HEADER_BYTES = 8;
+  public static final String LOCK = "lock";
+  private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> GROUP_READ =
+      PosixFilePermissions.fromString("rw-r-----");
   private static final Logger LOG = LoggerFactory.getLogger(DiskSpool.class);
   private static final java.nio.file.attribute.FileAttribute<?> OWNER_ONLY =
       PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
@@ -43,6 +65,10 @@ public final class DiskSpool implements AutoCloseable {
   private final long segmentBytes;
   private final TreeMap<Long, Long> segmentSizes = new TreeMap<>(); // seq -> bytes
   private final TreeMap<Long, Long> segmentRecords = new TreeMap<>(); // seq -> records written
+  private final TreeMap<Long, Integer> segmentStarts = new TreeMap<>(); // seq -> header bytes
+  private final AtomicLong unsupported = new AtomicLong();
+  private final boolean shared;
+  private final FileChannel lockChannel;
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong appended = new AtomicLong();
   private final AtomicLong tornBytes = new AtomicLong();
@@ -67,7 +93,10 @@ public final class DiskSpool implements AutoCloseable {
     this.dir = AtomicFiles.createPrivateDirectories(dir);
     this.maxBytes = maxBytes;
     this.segmentBytes = segmentBytes;
+    this.shared = groupMayEnter(dir);
+    this.lockChannel = lock(dir, shared);
     AtomicFiles.clearTemps(dir);
+    long lastSeen = 0;
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
       for (Path p : ds) {
         String name = p.getFileName().toString();
@@ -82,8 +111,18 @@ public final class DiskSpool implements AutoCloseable {
           LOG.warn("ignoring {} in the spool: not a segment of it", p);
           continue;
         }
+        lastSeen = Math.max(lastSeen, seq); // new segments go after every one, kept or not
+        int start;
+        try (var in = Files.newInputStream(p)) {
+          start = headerBytes(in);
+        } catch (UnsupportedSegmentException e) {
+          unsupported.incrementAndGet();
+          LOG.warn("leaving {} in the spool: {}", p, e.getMessage());
+          continue;
+        }
         segmentSizes.put(seq, Files.size(p));
-        segmentRecords.put(seq, countRecords(p));
+        segmentStarts.put(seq, start);
+        segmentRecords.put(seq, countRecords(p, start));
       }
     }
     long[] cursor = readCursor();
@@ -91,7 +130,10 @@ public final class DiskSpool implements AutoCloseable {
     readOffset = cursor[1];
     committedSeq = readSeq;
     committedOffset = readOffset;
-    writeSeq = segmentSizes.isEmpty() ? Math.max(readSeq, 1) : segmentSizes.lastKey() + 1;
+    writeSeq =
+        segmentSizes.isEmpty()
+            ? Math.max(Math.max(readSeq, 1), lastSeen + 1)
+            : Math.max(segmentSizes.lastKey(), lastSeen) + 1;
     if (segmentSizes.isEmpty() || segmentSizes.firstKey() > readSeq) {
       readSeq = segmentSizes.isEmpty() ? writeSeq : segmentSizes.firstKey();
       readOffset = 0;
@@ -116,8 +158,141 @@ public final class DiskSpool implements AutoCloseable {
                 StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
             OWNER_ONLY);
     writeSize = writer.size();
+    if (writeSize < HEADER_BYTES && !segmentStarts.containsKey(writeSeq)) {
+      // a new segment (or one whose header a crash cut short) starts with the version header
+      writer.truncate(0);
+      ByteBuffer h = ByteBuffer.allocate(HEADER_BYTES).putInt(MAGIC).putInt(FORMAT).flip();
+      while (h.hasRemaining()) {
+        writer.write(h);
+      }
+      writeSize = HEADER_BYTES;
+      if (shared) {
+        Files.setPosixFilePermissions(segment(writeSeq), GROUP_READ);
+      }
+    }
+    segmentStarts.putIfAbsent(writeSeq, writeSize == 0 ? 0 : HEADER_BYTES);
     segmentSizes.put(writeSeq, writeSize);
     segmentRecords.putIfAbsent(writeSeq, 0L);
+  }
+
+  /** The header's length at the start of a segment: 0 for format 1 (no header), 8 for format 2. */
+  static int headerBytes(InputStream in) throws IOException {
+    byte[] h = in.readNBytes(HEADER_BYTES);
+    if (h.length < 4 || ByteBuffer.wrap(h).getInt() != MAGIC) {
+      return 0; // format 1: the first record's length, or an empty segment
+    }
+    if (h.length < HEADER_BYTES) {
+      return h.length; // a header cut short by a crash: no records follow it
+    }
+    int format = ByteBuffer.wrap(h).getInt(4);
+    if (format < 2 || format > FORMAT) {
+      throw new UnsupportedSegmentException(
+          "segment format " + format + " (this release reads formats 1 to " + FORMAT + ")");
+    }
+    return HEADER_BYTES;
+  }
+
+  /** The format of a segment from its first bytes: 1 (no header, earlier releases) or 2. */
+  public static int segmentFormat(InputStream in) throws IOException {
+    return headerBytes(in) == HEADER_BYTES ? FORMAT : 1;
+  }
+
+  /** A segment written by a newer release (or not a segment): left alone, never misread. */
+  public static final class UnsupportedSegmentException extends IOException {
+    UnsupportedSegmentException(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Reads every whole record of a segment from {@code offset} (0: its start) to {@code each};
+   * returns the bytes of an incomplete record at its end (a crash cut it), 0 when none. For a spool
+   * that is not open: the agent adopting a finished run's spool.
+   */
+  public static long readSegment(
+      InputStream segment, long offset, java.util.function.Consumer<byte[]> each)
+      throws IOException {
+    DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(segment, 1 << 16));
+    in.mark(HEADER_BYTES);
+    long pos = headerBytes(in);
+    in.reset();
+    in.skipNBytes(pos);
+    for (long left = offset - pos; left > 0; ) {
+      long n = in.skip(left);
+      if (n <= 0) {
+        return 0; // a cursor at (or past) the end: nothing left to read
+      }
+      left -= n;
+    }
+    while (true) {
+      byte[] len = in.readNBytes(4);
+      if (len.length < 4) {
+        return len.length;
+      }
+      int n = ByteBuffer.wrap(len).getInt();
+      if (n < 0) {
+        return 4 + in.transferTo(java.io.OutputStream.nullOutputStream());
+      }
+      byte[] b = in.readNBytes(n);
+      if (b.length < n) {
+        return 4 + b.length;
+      }
+      each.accept(b);
+    }
+  }
+
+  private static boolean groupMayEnter(Path dir) throws IOException {
+    var perms = Files.getPosixFilePermissions(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    return perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE)
+        && perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ);
+  }
+
+  /**
+   * Takes the spool's lock. A lock file is made under a temporary name, locked and only then linked
+   * into place, so nobody finds it unlocked while this spool is being opened. Another DiskSpool of
+   * this process on the same directory (tests reopening one) goes on without it: a process cannot
+   * lock a file against itself.
+   */
+  private static FileChannel lock(Path dir, boolean shared) throws IOException {
+    Path lock = dir.resolve(LOCK);
+    var perms = shared ? GROUP_READ : PosixFilePermissions.fromString("rw-------");
+    for (int attempt = 0; attempt < 3; attempt++) {
+      if (Files.exists(lock, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        FileChannel c =
+            FileChannel.open(
+                lock, StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        try {
+          if (c.tryLock() == null) {
+            c.close();
+            throw new IOException(dir + " is in use by another process");
+          }
+        } catch (java.nio.channels.OverlappingFileLockException sameProcess) {
+          c.close();
+          return null;
+        }
+        return c;
+      }
+      Path tmp = dir.resolve(".lock." + java.util.UUID.randomUUID() + ".new");
+      FileChannel c =
+          FileChannel.open(
+              tmp,
+              java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+              PosixFilePermissions.asFileAttribute(perms));
+      try {
+        Files.setPosixFilePermissions(tmp, perms); // the umask may have taken the group's read
+        c.lock();
+        Files.createLink(lock, tmp);
+        return c;
+      } catch (java.nio.file.FileAlreadyExistsException raced) {
+        c.close(); // another opened it first: take (or fail on) theirs
+      } catch (IOException | RuntimeException e) {
+        c.close();
+        throw e;
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    }
+    throw new IOException("cannot lock " + lock);
   }
 
   /**
@@ -201,6 +376,7 @@ public final class DiskSpool implements AutoCloseable {
     dropped.addAndGet(unread);
     segmentSizes.remove(seq);
     segmentRecords.remove(seq);
+    segmentStarts.remove(seq);
     Files.deleteIfExists(segment(seq));
     if (seq >= readSeq) {
       closeReader();
@@ -240,6 +416,11 @@ public final class DiskSpool implements AutoCloseable {
         }
         moveTo(next);
         continue;
+      }
+      int start = segmentStarts.getOrDefault(readSeq, 0);
+      if (readOffset < start) {
+        closeReader();
+        readOffset = start;
       }
       if (readOffset + 4 <= size) {
         openReader();
@@ -343,11 +524,15 @@ public final class DiskSpool implements AutoCloseable {
       if (s != writeSeq) {
         segmentSizes.remove(s);
         segmentRecords.remove(s);
+        segmentStarts.remove(s);
         Files.deleteIfExists(segment(s));
       }
     }
     AtomicFiles.write(
         dir.resolve("cursor"), (seq + " " + offset + "\n").getBytes(StandardCharsets.US_ASCII));
+    if (shared) {
+      Files.setPosixFilePermissions(dir.resolve("cursor"), GROUP_READ);
+    }
   }
 
   /** Reads again from the last committed cursor (after a failed send). */
@@ -366,7 +551,10 @@ public final class DiskSpool implements AutoCloseable {
   /** True while records are waiting to be read. */
   public synchronized boolean hasUnread() {
     for (var e : segmentSizes.tailMap(readSeq, true).entrySet()) {
-      if (e.getKey() == readSeq ? readOffset < e.getValue() : e.getValue() > 0) {
+      long start = segmentStarts.getOrDefault(e.getKey(), 0);
+      if (e.getKey() == readSeq
+          ? Math.max(readOffset, start) < e.getValue()
+          : e.getValue() > start) {
         return true;
       }
     }
@@ -401,10 +589,11 @@ public final class DiskSpool implements AutoCloseable {
     }
   }
 
-  private static long countRecords(Path p) throws IOException {
+  private static long countRecords(Path p, int start) throws IOException {
     long n = 0;
     try (DataInputStream in =
         new DataInputStream(new java.io.BufferedInputStream(Files.newInputStream(p)))) {
+      in.skipNBytes(start);
       while (true) {
         int len = in.readInt();
         in.skipNBytes(len);
@@ -448,17 +637,28 @@ public final class DiskSpool implements AutoCloseable {
     return cursorResets.get();
   }
 
+  /** Segments left alone because they are of a newer format than this release reads. */
+  public long unsupportedSegments() {
+    return unsupported.get();
+  }
+
   /** A record read from the spool and the cursor just past it. */
   public record Entry(byte[] bytes, long seq, long offsetAfter) {}
 
   @Override
   public synchronized void close() throws IOException {
     closeReader();
-    if (writer != null) {
-      try {
-        writer.force(false);
-      } finally {
-        writer.close();
+    try {
+      if (writer != null) {
+        try {
+          writer.force(false);
+        } finally {
+          writer.close();
+        }
+      }
+    } finally {
+      if (lockChannel != null) {
+        lockChannel.close(); // releases the lock: the spool may now be adopted
       }
     }
   }
