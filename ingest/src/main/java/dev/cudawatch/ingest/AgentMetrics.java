@@ -188,6 +188,14 @@ public final class AgentMetrics {
         "cudawatch_agent_spool_write_errors_total",
         "Records of stream sources lost because the spool could not be written",
         runtime::spoolErrors);
+    counter(
+        "cudawatch_agent_nvidia_smi_timeouts_total",
+        "nvidia-smi runs killed at their deadline (a wedged GPU); /healthz warns, stays ok",
+        () -> runtime.nvidiaSmiHealth().timeouts());
+    counter(
+        "cudawatch_agent_kmsg_spool_retries_total",
+        "Kernel records offered to the spool again after a failed write (full disk); none lost",
+        () -> runtime.kernelSource() == null ? 0 : runtime.kernelSource().spoolRetries());
     GaugeWithCallback.builder()
         .name("cudawatch_agent_healthy")
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
