@@ -201,26 +201,24 @@ public final class AgentMetrics {
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
         .callback(cb -> cb.call(runtime.problems().isEmpty() ? 1 : 0))
         .register(registry);
-    GpuMemorySampler sampler = runtime.gpuSampler();
-    if (sampler != null) {
-      // continuous GPU memory per device (the alerts service has it only at leak warnings)
-      gpuGauge(
-          "cudawatch_agent_gpu_memory_used_bytes",
-          "GPU memory in use at the latest nvidia-smi sample",
-          sampler,
-          MemorySample::usedBytes);
-      gpuGauge(
-          "cudawatch_agent_gpu_memory_capacity_bytes",
-          "GPU memory of the device (nvidia-smi memory.total)",
-          sampler,
-          MemorySample::totalBytes);
-    }
+    // continuous GPU memory per device (the alerts service has it only at leak warnings); the
+    // sampler starts after the endpoint, so it is looked up at each scrape
+    gpuGauge(
+        "cudawatch_agent_gpu_memory_used_bytes",
+        "GPU memory in use at the latest nvidia-smi sample",
+        runtime::gpuSampler,
+        MemorySample::usedBytes);
+    gpuGauge(
+        "cudawatch_agent_gpu_memory_capacity_bytes",
+        "GPU memory of the device (nvidia-smi memory.total)",
+        runtime::gpuSampler,
+        MemorySample::totalBytes);
   }
 
   private void gpuGauge(
       String name,
       String help,
-      GpuMemorySampler sampler,
+      java.util.function.Supplier<GpuMemorySampler> samplerNow,
       java.util.function.ToLongFunction<MemorySample> value) {
     GaugeWithCallback.builder()
         .name(name)
@@ -229,6 +227,10 @@ public final class AgentMetrics {
         .labelNames("gpu")
         .callback(
             cb -> {
+              GpuMemorySampler sampler = samplerNow.get();
+              if (sampler == null) {
+                return; // sampling off, or not started yet
+              }
               for (MemorySample m : sampler.latest()) {
                 cb.call(value.applyAsLong(m), Integer.toString(m.gpu()));
               }

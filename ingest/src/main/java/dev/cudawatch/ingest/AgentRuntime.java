@@ -49,14 +49,15 @@ public final class AgentRuntime implements AutoCloseable {
   private final SourceHealth health = new SourceHealth();
   private final AtomicLong streamLines = new AtomicLong();
   private final AtomicLong spoolErrors = new AtomicLong();
-  private KernelLogSource kernel;
-  private GpuMemorySampler sampler;
+  // set while starting, read by the endpoint's threads (which start first)
+  private volatile KernelLogSource kernel;
+  private volatile GpuMemorySampler sampler;
   private HTTPServer http;
   private java.util.concurrent.CompletableFuture<AttributionSources> attribution;
   private final NvidiaSmiHealth smiHealth = new NvidiaSmiHealth();
 
   /** How long start waits for nvidia-smi's answers before starting without them. */
-  static final java.time.Duration START_WAIT = java.time.Duration.ofSeconds(2);
+  static final java.time.Duration START_WAIT = java.time.Duration.ofSeconds(1);
 
   /** How long close gives the loops to end their round, and then the broker to take the rest. */
   private static final java.time.Duration LOOPS_STOP = java.time.Duration.ofMillis(1000);
@@ -90,6 +91,7 @@ public final class AgentRuntime implements AutoCloseable {
   }
 
   public void start(boolean stdin) throws IOException {
+    startHttp(); // first: /healthz answers while the sources start
     start(forwarder, "spool", false);
     adoptRunSpools();
     // nvidia-smi (attribution's GPU inventory, the PCI map) answers off the start path: a wedged
@@ -139,6 +141,9 @@ public final class AgentRuntime implements AutoCloseable {
     if (stdin) {
       start(pump(System.in, "stdin"), "stdin", true);
     }
+  }
+
+  private void startHttp() throws IOException {
     if (settings.httpPort() >= 0) {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
