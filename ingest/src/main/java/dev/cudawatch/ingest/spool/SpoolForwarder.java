@@ -118,8 +118,25 @@ public final class SpoolForwarder implements dev.cudawatch.ingest.StoppableSourc
         if (!running || shipper.closed()) {
           return; // a send woken by the shipper closing at shutdown: read again next start
         }
-        LOG.warn("spool forwarding: {}", ex.toString());
+        warn(ex);
       }
+    }
+  }
+
+  private String lastWarning;
+  private long lastWarningAt;
+
+  /**
+   * Logs a failure once, and again only when it changes or a minute passed: a full disk fails every
+   * commit, several a second.
+   */
+  private void warn(Exception ex) {
+    long now = System.nanoTime() / 1_000_000;
+    String w = ex.toString();
+    if (!w.equals(lastWarning) || now - lastWarningAt >= 60_000) {
+      LOG.warn("spool forwarding: {}", w);
+      lastWarning = w;
+      lastWarningAt = now;
     }
   }
 
