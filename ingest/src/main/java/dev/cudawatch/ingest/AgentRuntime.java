@@ -13,12 +13,10 @@ import dev.cudawatch.ingest.streams.NvidiaSmiHealth;
 import dev.cudawatch.ingest.streams.PciMap;
 import dev.cudawatch.ingest.streams.SpoolingOutput;
 import dev.cudawatch.ingest.streams.StreamPump;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -52,7 +50,7 @@ public final class AgentRuntime implements AutoCloseable {
   // set while starting, read by the endpoint's threads (which start first)
   private volatile KernelLogSource kernel;
   private volatile GpuMemorySampler sampler;
-  private HTTPServer http;
+  private AgentEndpoint http;
   private java.util.concurrent.CompletableFuture<AttributionSources> attribution;
   private final NvidiaSmiHealth smiHealth = new NvidiaSmiHealth();
 
@@ -148,22 +146,14 @@ public final class AgentRuntime implements AutoCloseable {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
       http =
-          HTTPServer.builder()
-              .hostname(settings.httpHost())
-              .port(settings.httpPort())
-              .registry(metrics.registry())
-              .defaultHandler(
-                  ex -> {
-                    boolean health = ex.getRequestURI().getPath().equals("/healthz");
-                    Map<String, String> problems = problems();
-                    byte[] b = healthJson(problems).getBytes(StandardCharsets.UTF_8);
-                    ex.getResponseHeaders().set("Content-Type", "application/json");
-                    ex.sendResponseHeaders(
-                        !health ? 404 : problems.isEmpty() ? 200 : 503, b.length);
-                    ex.getResponseBody().write(b);
-                    ex.close();
-                  })
-              .buildAndStart();
+          new AgentEndpoint(
+              settings.httpHost(),
+              settings.httpPort(),
+              metrics.registry(),
+              () -> {
+                Map<String, String> problems = problems();
+                return new AgentEndpoint.Health(problems.isEmpty(), healthJson(problems));
+              });
     }
   }
 
@@ -340,7 +330,7 @@ public final class AgentRuntime implements AutoCloseable {
   }
 
   public int httpPort() {
-    return http == null ? -1 : http.getPort();
+    return http == null ? -1 : http.port();
   }
 
   public Agent agent() {
