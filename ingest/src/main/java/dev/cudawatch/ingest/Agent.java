@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * broker has acknowledged. {@link #pollOnce} does one round; {@link #run} repeats it until closed,
  * so tests drive rounds themselves instead of sleeping.
  */
-public final class Agent implements Runnable, AutoCloseable {
+public final class Agent implements StoppableSource, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
 
   private static final long LOOP_STOP_MS = 10_000;
@@ -65,8 +65,9 @@ public final class Agent implements Runnable, AutoCloseable {
   /** The thread running {@link #run}, which close() stops and joins before the last checkpoint. */
   private volatile Thread loop;
 
-  private java.util.Map<String, Integer> pciToGpu = java.util.Map.of();
-  private dev.cudawatch.ingest.attribution.FileSource files;
+  private java.util.function.Supplier<java.util.Map<String, Integer>> pciToGpu = java.util.Map::of;
+  // set once the attribution sources are open, which may be after the loop started
+  private volatile dev.cudawatch.ingest.attribution.FileSource files;
   private volatile boolean running = true;
   private volatile boolean started;
 
@@ -99,6 +100,13 @@ public final class Agent implements Runnable, AutoCloseable {
 
   /** Follows a kernel log file (dmesg or journal export) too, keeping its NVRM and OOM lines. */
   public void followKernelLog(Path file, java.util.Map<String, Integer> pciToGpu)
+      throws IOException {
+    followKernelLog(file, () -> pciToGpu);
+  }
+
+  /** As above, with a PCI map that may arrive later (nvidia-smi answers off the start path). */
+  public void followKernelLog(
+      Path file, java.util.function.Supplier<java.util.Map<String, Integer>> pciToGpu)
       throws IOException {
     this.pciToGpu = pciToGpu;
     this.kernelPositions = new PositionStore(Path.of(settings.stateDir(), "kernel"));
@@ -142,7 +150,7 @@ public final class Agent implements Runnable, AutoCloseable {
       return;
     }
     LogRecord r = record(f.path().toString(), f.sourceId(), l, RecordKind.KERNEL, "kmsg");
-    Integer gpu = dev.cudawatch.ingest.streams.PciMap.gpuOf(l.text(), pciToGpu);
+    Integer gpu = dev.cudawatch.ingest.streams.PciMap.gpuOf(l.text(), pciToGpu.get());
     shipper.send(
         gpu == null ? r : r.withGpu(gpu, null, "kernel line's PCI address"), onAck, onFailure);
   }
@@ -173,8 +181,9 @@ public final class Agent implements Runnable, AutoCloseable {
   private LogRecord.Builder fileRecord(TailedFile f, FramedLine l) {
     String source = f.path().toString();
     LogRecord.Builder b = builder(source, f.sourceId(), l, RecordKind.LOG, "file");
-    if (files != null) {
-      var a = files.of(source);
+    var attribution = files; // read the volatile once
+    if (attribution != null) {
+      var a = attribution.of(source);
       if (a.job() != null) {
         b.job(a.job());
       }
@@ -334,9 +343,37 @@ public final class Agent implements Runnable, AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       } catch (IOException | RuntimeException e) {
+        if (!running) {
+          return; // a send woken by the shipper closing at shutdown: its line is read again
+        }
         LOG.warn("agent round failed: {}", e.toString());
       }
     }
+  }
+
+  @Override
+  public boolean stopRequested() {
+    return !running;
+  }
+
+  /**
+   * Tells the loop to stop and waits up to {@code timeout} for its round to end; false if it is
+   * still in one (blocked sending to a broker that is away: closing the shipper wakes it).
+   */
+  public boolean stop(java.time.Duration timeout) {
+    running = false;
+    Thread t = loop;
+    if (t == null || t == Thread.currentThread()) {
+      return true;
+    }
+    try {
+      if (!timeout.isZero()) {
+        t.join(timeout.toMillis());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return !t.isAlive();
   }
 
   private void stopLoop() {

@@ -43,6 +43,8 @@ public final class AgentMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    // when the agent itself began (the JVM's start-up before it is the same whatever the node does)
+    System.err.println("cudawatch agent: starting");
     AgentSettings s =
         new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
     if (bootstrap != null) {

@@ -188,6 +188,14 @@ public final class AgentMetrics {
         "cudawatch_agent_spool_write_errors_total",
         "Records of stream sources lost because the spool could not be written",
         runtime::spoolErrors);
+    counter(
+        "cudawatch_agent_nvidia_smi_timeouts_total",
+        "nvidia-smi runs killed at their deadline (a wedged GPU); /healthz warns, stays ok",
+        () -> runtime.nvidiaSmiHealth().timeouts());
+    counter(
+        "cudawatch_agent_kmsg_spool_retries_total",
+        "Kernel records offered to the spool again after a failed write (full disk); none lost",
+        () -> runtime.kernelSource() == null ? 0 : runtime.kernelSource().spoolRetries());
     GaugeWithCallback.builder()
         .name("cudawatch_agent_healthy")
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
@@ -212,26 +220,24 @@ public final class AgentMetrics {
           "Spooled records naming another host than this agent's (shipped with the agent's)",
           runSpools::hostMismatches);
     }
-    GpuMemorySampler sampler = runtime.gpuSampler();
-    if (sampler != null) {
-      // continuous GPU memory per device (the alerts service has it only at leak warnings)
-      gpuGauge(
-          "cudawatch_agent_gpu_memory_used_bytes",
-          "GPU memory in use at the latest nvidia-smi sample",
-          sampler,
-          MemorySample::usedBytes);
-      gpuGauge(
-          "cudawatch_agent_gpu_memory_capacity_bytes",
-          "GPU memory of the device (nvidia-smi memory.total)",
-          sampler,
-          MemorySample::totalBytes);
-    }
+    // continuous GPU memory per device (the alerts service has it only at leak warnings); the
+    // sampler starts after the endpoint, so it is looked up at each scrape
+    gpuGauge(
+        "cudawatch_agent_gpu_memory_used_bytes",
+        "GPU memory in use at the latest nvidia-smi sample",
+        runtime::gpuSampler,
+        MemorySample::usedBytes);
+    gpuGauge(
+        "cudawatch_agent_gpu_memory_capacity_bytes",
+        "GPU memory of the device (nvidia-smi memory.total)",
+        runtime::gpuSampler,
+        MemorySample::totalBytes);
   }
 
   private void gpuGauge(
       String name,
       String help,
-      GpuMemorySampler sampler,
+      java.util.function.Supplier<GpuMemorySampler> samplerNow,
       java.util.function.ToLongFunction<MemorySample> value) {
     GaugeWithCallback.builder()
         .name(name)
@@ -240,6 +246,10 @@ public final class AgentMetrics {
         .labelNames("gpu")
         .callback(
             cb -> {
+              GpuMemorySampler sampler = samplerNow.get();
+              if (sampler == null) {
+                return; // sampling off, or not started yet
+              }
               for (MemorySample m : sampler.latest()) {
                 cb.call(value.applyAsLong(m), Integer.toString(m.gpu()));
               }

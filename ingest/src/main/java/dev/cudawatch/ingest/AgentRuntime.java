@@ -10,15 +10,14 @@ import dev.cudawatch.ingest.spool.SpoolForwarder;
 import dev.cudawatch.ingest.streams.BootInfo;
 import dev.cudawatch.ingest.streams.GpuMemorySampler;
 import dev.cudawatch.ingest.streams.KernelLogSource;
+import dev.cudawatch.ingest.streams.NvidiaSmiHealth;
 import dev.cudawatch.ingest.streams.PciMap;
 import dev.cudawatch.ingest.streams.SpoolingOutput;
 import dev.cudawatch.ingest.streams.StreamPump;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -49,10 +48,20 @@ public final class AgentRuntime implements AutoCloseable {
   private final SourceHealth health = new SourceHealth();
   private final AtomicLong streamLines = new AtomicLong();
   private final AtomicLong spoolErrors = new AtomicLong();
-  private KernelLogSource kernel;
-  private GpuMemorySampler sampler;
-  private HTTPServer http;
-  private AttributionSources attribution;
+  // set while starting, read by the endpoint's threads (which start first)
+  private volatile KernelLogSource kernel;
+  private volatile GpuMemorySampler sampler;
+  private AgentEndpoint http;
+  private java.util.concurrent.CompletableFuture<AttributionSources> attribution;
+  private final NvidiaSmiHealth smiHealth = new NvidiaSmiHealth();
+
+  /** How long start waits for nvidia-smi's answers before starting without them. */
+  static final java.time.Duration START_WAIT = java.time.Duration.ofSeconds(1);
+
+  /** How long close gives the loops to end their round, and then the broker to take the rest. */
+  private static final java.time.Duration LOOPS_STOP = java.time.Duration.ofMillis(1000);
+
+  private static final java.time.Duration PRODUCER_CLOSE = java.time.Duration.ofMillis(1500);
   private RunSpoolAdoption runSpools;
 
   public AgentRuntime(AgentSettings settings, Clock clock) throws IOException {
@@ -82,12 +91,15 @@ public final class AgentRuntime implements AutoCloseable {
   }
 
   public void start(boolean stdin) throws IOException {
+    startHttp(); // first: /healthz answers while the sources start
     start(forwarder, "spool", false);
     adoptRunSpools();
-    attribution = AttributionSources.open(settings, clock);
-    agent.attributeFiles(attribution.chain());
+    // nvidia-smi (attribution's GPU inventory, the PCI map) answers off the start path: a wedged
+    // GPU hangs it, and the files must ship meanwhile. A healthy one answers within the short
+    // wait, so lines read at start are attributed as before.
+    attribution = openAttribution();
     start(agent, "files", false);
-    Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
+    PciMap pci = settings.kernelLog() == null ? null : PciMap.ask(settings.nvidiaSmi(), smiHealth);
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
       try {
         kernel =
@@ -96,16 +108,23 @@ public final class AgentRuntime implements AutoCloseable {
                 BootInfo.read(Path.of(settings.procDir())),
                 Path.of(settings.stateDir(), "kernel"),
                 settings.host(),
-                pci,
-                this::stream,
+                pci::current,
+                this::spoolKernel,
                 clock);
-        start(kernel, "kmsg", false);
+        KernelLogSource k = kernel;
+        start(
+            () -> {
+              pci.await(START_WAIT); // an Xid read before the map ships without its GPU index
+              k.run();
+            },
+            "kmsg",
+            false);
       } catch (IOException e) {
         // without the boot id kernel records cannot be named: the rest of the agent still runs
         health.died("kmsg", "cannot read the boot id under " + settings.procDir() + ": " + e);
       }
     } else if (settings.kernelLog() != null) {
-      agent.followKernelLog(Path.of(settings.kernelLog()), pci);
+      agent.followKernelLog(Path.of(settings.kernelLog()), pci::current);
     }
     if (settings.gpuSampleIntervalMs() > 0) {
       sampler =
@@ -115,33 +134,65 @@ public final class AgentRuntime implements AutoCloseable {
               settings.host(),
               this::stream,
               clock,
-              clock.getZone());
+              clock.getZone(),
+              smiHealth);
       start(sampler, "nvidia-smi", false);
     }
     if (stdin) {
       start(pump(System.in, "stdin"), "stdin", true);
     }
+  }
+
+  private void startHttp() throws IOException {
     if (settings.httpPort() >= 0) {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
       http =
-          HTTPServer.builder()
-              .hostname(settings.httpHost())
-              .port(settings.httpPort())
-              .registry(metrics.registry())
-              .defaultHandler(
-                  ex -> {
-                    boolean health = ex.getRequestURI().getPath().equals("/healthz");
-                    Map<String, String> problems = problems();
-                    byte[] b = healthJson(problems).getBytes(StandardCharsets.UTF_8);
-                    ex.getResponseHeaders().set("Content-Type", "application/json");
-                    ex.sendResponseHeaders(
-                        !health ? 404 : problems.isEmpty() ? 200 : 503, b.length);
-                    ex.getResponseBody().write(b);
-                    ex.close();
-                  })
-              .buildAndStart();
+          new AgentEndpoint(
+              settings.httpHost(),
+              settings.httpPort(),
+              metrics.registry(),
+              () -> {
+                Map<String, String> problems = problems();
+                return new AgentEndpoint.Health(problems.isEmpty(), healthJson(problems));
+              });
     }
+  }
+
+  /**
+   * Opens the attribution sources on a daemon thread, waiting up to {@link #START_WAIT}; if they
+   * take longer (nvidia-smi hangs), the files start without and lines are attributed from when they
+   * arrive.
+   */
+  private java.util.concurrent.CompletableFuture<AttributionSources> openAttribution() {
+    var opened = new java.util.concurrent.CompletableFuture<AttributionSources>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                AttributionSources a = AttributionSources.open(settings, clock);
+                agent.attributeFiles(a.chain());
+                opened.complete(a);
+              } catch (RuntimeException e) {
+                LOG.warn("attribution sources unavailable: {}", e.toString());
+                opened.completeExceptionally(e);
+              }
+            },
+            "cudawatch-attribution-open");
+    t.setDaemon(true);
+    t.start();
+    try {
+      opened.get(START_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      LOG.warn(
+          "attribution sources not ready in {} ms (nvidia-smi hung?): files start without",
+          START_WAIT.toMillis());
+    } catch (java.util.concurrent.ExecutionException e) {
+      // logged above: files ship unattributed
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return opened;
   }
 
   /**
@@ -174,6 +225,12 @@ public final class AgentRuntime implements AutoCloseable {
     n.put("status", problems.isEmpty() ? "ok" : "unhealthy");
     var p = n.putObject("problems");
     problems.forEach(p::put);
+    // a warning, not a failure: a hung nvidia-smi is the GPU's trouble, and restarting the agent
+    // (what a failed liveness probe does) would not help it
+    var w = n.putObject("warnings");
+    if (smiHealth.warning() != null) {
+      w.put("nvidia-smi", smiHealth.warning());
+    }
     n.put("open_files", agent.tailer().openFiles());
     n.put("idle_files", agent.tailer().idleFiles());
     n.put("spool_bytes", spool.totalBytes());
@@ -239,6 +296,20 @@ public final class AgentRuntime implements AutoCloseable {
     }
   }
 
+  /**
+   * Spools a kernel record or throws: the kernel source offers it again and its cursor never passes
+   * a record that is not on disk.
+   */
+  private void spoolKernel(LogRecord r) {
+    spooled.write(r);
+    streamLines.incrementAndGet();
+  }
+
+  /** How the agent's nvidia-smi calls fare (timeouts). */
+  NvidiaSmiHealth nvidiaSmiHealth() {
+    return smiHealth;
+  }
+
   /** Records of stream sources lost because the spool could not be written. */
   public long spoolErrors() {
     return spoolErrors.get();
@@ -253,7 +324,7 @@ public final class AgentRuntime implements AutoCloseable {
   }
 
   public int httpPort() {
-    return http == null ? -1 : http.getPort();
+    return http == null ? -1 : http.port();
   }
 
   public Agent agent() {
@@ -264,6 +335,13 @@ public final class AgentRuntime implements AutoCloseable {
     return spool;
   }
 
+  /**
+   * Stops within a few seconds whatever the broker does: sources stop; the loops that send are
+   * given {@link #LOOPS_STOP} to end their round; the producer then has {@link #PRODUCER_CLOSE} to
+   * deliver what it holds, fails the rest and wakes a loop blocked on a broker that is away. Only
+   * acknowledged records move a position or the spool's cursor, so what was in flight is read again
+   * at the next start (at least once, never lost). Nothing sends after the producer closed.
+   */
   @Override
   public void close() throws IOException {
     health.stopping();
@@ -273,15 +351,21 @@ public final class AgentRuntime implements AutoCloseable {
     if (sampler != null) {
       sampler.stop();
     }
+    if (runSpools != null) {
+      runSpools.stop(); // an adoption cut short leaves the run's spool for the next start
+    }
+    forwarder.stop(java.time.Duration.ZERO); // told at once; both end within the same wait
+    agent.stop(LOOPS_STOP);
+    forwarder.stop(java.time.Duration.ofMillis(100));
     // every step runs even if one fails (a full disk fails the checkpoint): the broker connection,
     // the port and the lock are released; the first failure is reported
     IOException first = null;
     for (Closer c :
         List.<Closer>of(
+            () -> shipper.close(PRODUCER_CLOSE),
             spooled::sync,
             agent::close,
             forwarder::close,
-            shipper::close,
             spool::close,
             () -> {
               if (http != null) {
@@ -289,8 +373,10 @@ public final class AgentRuntime implements AutoCloseable {
               }
             },
             () -> {
-              if (attribution != null) {
-                attribution.close();
+              if (attribution != null
+                  && attribution.isDone()
+                  && !attribution.isCompletedExceptionally()) {
+                attribution.join().close();
               }
             },
             lock::release,

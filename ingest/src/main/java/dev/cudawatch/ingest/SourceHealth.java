@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs the agent's source threads and remembers which of them died: a thread that ends with an
  * exception, or returns while the agent is running when it should not (every source but stdin),
- * makes the agent unhealthy under that source's name.
+ * makes the agent unhealthy under that source's name. A {@link StoppableSource} that returns after
+ * it was told to stop finished its work: it is not dead.
  */
 final class SourceHealth {
   private static final Logger LOG = LoggerFactory.getLogger(SourceHealth.class);
@@ -27,7 +28,7 @@ final class SourceHealth {
             () -> {
               try {
                 r.run();
-                if (!mayFinish && !stopping) {
+                if (!mayFinish && !stopping && !stoppedOnPurpose(r)) {
                   died(name, "stopped");
                 }
               } catch (Throwable e) {
@@ -42,6 +43,10 @@ final class SourceHealth {
     synchronized (threads) {
       threads.add(t);
     }
+  }
+
+  private static boolean stoppedOnPurpose(Runnable r) {
+    return r instanceof StoppableSource s && s.stopRequested();
   }
 
   /** Marks a source dead (also one that could not start). */

@@ -38,6 +38,9 @@ class AgentManyFilesIT {
   private static final int FILES = 5_000;
   private static final int LINES = 4;
 
+  /** The files' lines and the one record a finished run left spooled. */
+  private static final int RECORDS = FILES * LINES + 1;
+
   @TempDir Path dir;
 
   @Test
@@ -58,6 +61,8 @@ class AgentManyFilesIT {
       }
       Files.writeString(f, b);
     }
+    Path runSpools = dir.resolve("run-spools");
+    plantFinishedRunSpool(runSpools);
     int port = EmbeddedKafkaBroker.freePort();
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
         var consumer = consumer(broker)) {
@@ -75,12 +80,13 @@ class AgentManyFilesIT {
               "close_inactive_ms: 2000",
               "gpu_sample_interval_ms: 0",
               "http_port: " + port,
+              "run_spool_root: " + runSpools,
               ""));
       Process agent = startAgent(config);
       try {
         List<LogRecord> got = new ArrayList<>();
         long t0 = System.nanoTime();
-        awaitRecords(consumer, got, r -> true, FILES * LINES);
+        awaitRecords(consumer, got, r -> true, RECORDS);
         long read = System.nanoTime();
         JsonNode health =
             Await.until(
@@ -88,7 +94,10 @@ class AgentManyFilesIT {
                 () -> health(port),
                 h -> h.path("idle_files").asInt() == FILES,
                 Duration.ofSeconds(60));
-        assertEquals("ok", health.path("status").asText());
+        // the run's spool was shipped and removed: its finished forwarder is not a dead source
+        assertEquals("ok", health.path("status").asText(), health.toString());
+        assertTrue(
+            got.stream().anyMatch(r -> r.text().equals("left by a run")), "the run spool shipped");
         assertEquals(0, health.path("open_files").asInt(), "no descriptor held for idle files");
 
         long idle = System.nanoTime();
@@ -99,14 +108,13 @@ class AgentManyFilesIT {
             fresh,
             "step 1 loss 0.9\n"
                 + "RuntimeError: CUDA error: an illegal memory access was encountered\n");
-        awaitRecords(
-            consumer, got, r -> r.text().contains("illegal memory access"), FILES * LINES + 2);
+        awaitRecords(consumer, got, r -> r.text().contains("illegal memory access"), RECORDS + 2);
         long failure = System.nanoTime();
         // a finished log grows again: reopened at its position, same stream
         Path old = logs.resolve("job-17").resolve("rank-1717.log");
         long size = Files.size(old);
         Files.writeString(old, "file 1717 resumed\n", StandardOpenOption.APPEND);
-        awaitRecords(consumer, got, r -> r.text().equals("file 1717 resumed"), FILES * LINES + 3);
+        awaitRecords(consumer, got, r -> r.text().equals("file 1717 resumed"), RECORDS + 3);
         LogRecord resumed =
             got.stream()
                 .filter(r -> r.text().equals("file 1717 resumed"))
@@ -120,7 +128,7 @@ class AgentManyFilesIT {
         assertEquals(size, resumed.offset(), "read on from where it was, not from 0");
         assertEquals(before.sourceId(), resumed.sourceId(), "the same stream");
         assertEquals(
-            FILES * LINES + 3,
+            RECORDS + 3,
             got.stream()
                 .filter(r -> r.kind() != RecordKind.QUIET) // a file's pause, not a line
                 .map(LogRecord::id)
@@ -170,6 +178,30 @@ class AgentManyFilesIT {
         },
         Boolean.TRUE::equals,
         Duration.ofSeconds(120));
+  }
+
+  /**
+   * What a {@code cudawatch run} that could not reach Kafka leaves: the agent ships and removes it
+   * while the files are read. Before, its forwarder ending then counted as a dead source and the
+   * agent stayed "unhealthy": this test failed in fresh clones where other tests' runs spooled
+   * under the shared default root (/var/tmp) while it ran.
+   */
+  private static void plantFinishedRunSpool(Path root) throws Exception {
+    Path run =
+        Files.createDirectories(
+            root.resolve("cudawatch-run-" + System.getProperty("user.name")).resolve("run-1"));
+    try (var spool = new dev.cudawatch.ingest.spool.DiskSpool(run, 1 << 20, 1 << 20)) {
+      new dev.cudawatch.ingest.streams.SpoolingOutput(spool, 0)
+          .write(
+              LogRecord.builder().host("many-files").stream("stdout")
+                  .source("run")
+                  .sourceId("run-1")
+                  .offset(0)
+                  .eventTime(java.time.Instant.now())
+                  .text("left by a run")
+                  .build());
+      spool.sync();
+    }
   }
 
   private static JsonNode health(int port) throws Exception {

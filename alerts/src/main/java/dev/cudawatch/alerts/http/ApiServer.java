@@ -1,10 +1,11 @@
 package dev.cudawatch.alerts.http;
 
-import dev.cudawatch.alerts.http.GuardedHttpServer.Request;
-import dev.cudawatch.alerts.http.GuardedHttpServer.Response;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.http.GuardedHttpServer;
+import dev.cudawatch.common.http.GuardedHttpServer.Request;
+import dev.cudawatch.common.http.GuardedHttpServer.Response;
 import dev.cudawatch.common.wire.WireJson;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.ExpositionFormats;

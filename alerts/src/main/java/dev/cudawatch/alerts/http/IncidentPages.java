@@ -2,9 +2,9 @@ package dev.cudawatch.alerts.http;
 
 import com.samskivert.mustache.Mustache;
 import com.samskivert.mustache.Template;
-import dev.cudawatch.alerts.http.GuardedHttpServer.Response;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.http.GuardedHttpServer.Response;
 import dev.cudawatch.common.wire.Incident;
 import java.io.IOException;
 import java.io.InputStream;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.http.GuardedHttpServer;
 import dev.cudawatch.common.wire.Action;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cudawatch.alerts.http.GuardedHttpServer.Response;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.common.http.GuardedHttpServer.Response;
 import dev.cudawatch.common.wire.Incident;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;

@@ -106,7 +106,7 @@ public final class ExternalCommand {
   }
 
   /** Kills the process and everything it started (what it forked would hold the pipe). */
-  private static void kill(Process p) {
+  public static void kill(Process p) {
     try {
       p.descendants().forEach(ProcessHandle::destroyForcibly);
     } catch (RuntimeException e) {

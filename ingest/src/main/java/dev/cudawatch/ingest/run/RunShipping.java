@@ -64,7 +64,7 @@ public final class RunShipping {
       SpoolForwarder f = new SpoolForwarder(spool, sh, 20_000);
       synchronized (this) {
         if (stopped) {
-          sh.closeNow();
+          sh.close(java.time.Duration.ZERO);
           return;
         }
         shipper = sh;
@@ -145,17 +145,13 @@ public final class RunShipping {
       stopped = true;
       f = forwarder;
     }
-    try {
-      if (f != null) {
-        f.stop(java.time.Duration.ofMillis(100));
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    if (f != null) {
+      f.stop(java.time.Duration.ofMillis(100));
     }
     Shipper sh = shipper;
     if (sh != null) {
       // closing waits for the network thread; on a daemon thread, so leaving never waits for it
-      Thread t = new Thread(sh::closeNow, "cudawatch-run-close");
+      Thread t = new Thread(() -> sh.close(java.time.Duration.ZERO), "cudawatch-run-close");
       t.setDaemon(true);
       t.start();
     }

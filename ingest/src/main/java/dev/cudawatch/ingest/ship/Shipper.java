@@ -42,6 +42,7 @@ public final class Shipper implements AutoCloseable {
   private final AtomicLong latencyNanos = new AtomicLong();
   private volatile LongConsumer latencyObserver = n -> {};
   private final DeadLetters deadLetters;
+  private volatile boolean closed;
 
   /** A shipper without a dead-letter store: rejected records are logged and counted as dropped. */
   public Shipper(KafkaSettings kafka) {
@@ -101,6 +102,10 @@ public final class Shipper implements AutoCloseable {
    * neither acknowledged nor kept as a dead letter: the caller must send it again.
    */
   public void sendRaw(byte[] key, byte[] value, Runnable onAck, Runnable onFailure) {
+    if (closed) {
+      // a source still running at shutdown: its record stays unacknowledged, read again next start
+      throw new IllegalStateException("the shipper is closed");
+    }
     long t0 = System.nanoTime();
     producer.send(
         new ProducerRecord<>(Topics.LOGS, key, value),
@@ -157,8 +162,16 @@ public final class Shipper implements AutoCloseable {
     return latencyNanos.get();
   }
 
+  /** Waits for every record sent so far to be acknowledged or failed; nothing once closed. */
   public void flush() {
-    producer.flush();
+    if (!closed) {
+      producer.flush();
+    }
+  }
+
+  /** True once {@link #close} began: sources must stop sending. */
+  public boolean closed() {
+    return closed;
   }
 
   public long sent() {
@@ -177,13 +190,18 @@ public final class Shipper implements AutoCloseable {
     return failed.get();
   }
 
-  /** Closes without waiting for records in flight (they stay in the spool they came from). */
-  public void closeNow() {
-    producer.close(Duration.ZERO);
-  }
-
   @Override
   public void close() {
-    producer.close(Duration.ofSeconds(30));
+    close(Duration.ofSeconds(30));
+  }
+
+  /**
+   * Sends what is buffered for up to {@code timeout}, then fails the rest (their senders are told,
+   * so nothing unacknowledged counts as shipped) and closes. A send blocked waiting for a broker
+   * that is away is woken with an exception.
+   */
+  public void close(Duration timeout) {
+    closed = true;
+    producer.close(timeout);
   }
 }

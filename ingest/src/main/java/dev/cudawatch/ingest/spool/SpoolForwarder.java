@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * the broker acknowledged. Acknowledgements from different partitions may come back out of order,
  * so the cursor only moves past the acknowledged prefix.
  */
-public final class SpoolForwarder implements Runnable, AutoCloseable {
+public final class SpoolForwarder implements dev.cudawatch.ingest.StoppableSource, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SpoolForwarder.class);
 
   private final DiskSpool spool;
@@ -23,6 +23,7 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
   private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
   private volatile boolean running = true;
   private volatile boolean loopRunning;
+  private volatile Thread loopThread;
   private final java.util.concurrent.CountDownLatch stopped =
       new java.util.concurrent.CountDownLatch(1);
   private final java.util.concurrent.atomic.AtomicBoolean sendFailed =
@@ -59,6 +60,7 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
 
   @Override
   public void run() {
+    loopThread = Thread.currentThread();
     loopRunning = true;
     try {
       loop();
@@ -68,7 +70,8 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
   }
 
   private void loop() {
-    while (running) {
+    // a closed shipper ends the loop too: nothing may send to a closed producer
+    while (running && !shipper.closed()) {
       try {
         if (sendFailed.get()) {
           // a send failed for good: read again from the last commit (the processor drops repeats)
@@ -112,8 +115,28 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
         Thread.currentThread().interrupt();
         return;
       } catch (IOException | RuntimeException ex) {
-        LOG.warn("spool forwarding: {}", ex.toString());
+        if (!running || shipper.closed()) {
+          return; // a send woken by the shipper closing at shutdown: read again next start
+        }
+        warn(ex);
       }
+    }
+  }
+
+  private String lastWarning;
+  private long lastWarningAt;
+
+  /**
+   * Logs a failure once, and again only when it changes or a minute passed: a full disk fails every
+   * commit, several a second.
+   */
+  private void warn(Exception ex) {
+    long now = System.nanoTime() / 1_000_000;
+    String w = ex.toString();
+    if (!w.equals(lastWarning) || now - lastWarningAt >= 60_000) {
+      LOG.warn("spool forwarding: {}", w);
+      lastWarning = w;
+      lastWarningAt = now;
     }
   }
 
@@ -149,29 +172,41 @@ public final class SpoolForwarder implements Runnable, AutoCloseable {
     }
   }
 
+  @Override
+  public boolean stopRequested() {
+    return !running;
+  }
+
   /**
-   * Stops reading the spool and waits up to {@code wait} for the loop to end, without waiting for
-   * Kafka: what was sent and not acknowledged stays in the spool past its cursor, to be sent again.
-   * True when the loop has ended.
+   * Tells the loop to stop and waits up to {@code timeout} for it to end; false if it is still
+   * running (blocked sending to a broker that is away: closing the shipper wakes it).
    */
-  public boolean stop(java.time.Duration wait) throws InterruptedException {
+  public boolean stop(java.time.Duration timeout) {
     running = false;
-    return !loopRunning || stopped.await(wait.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    if (!loopRunning) {
+      return true;
+    }
+    try {
+      return stopped.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /**
    * Stops after committing what was acknowledged. Waits for the loop to end first, so nothing
-   * writes the spool after close() returns (a reaper may delete it then).
+   * writes the spool after close() returns (a reaper may delete it then); a loop still blocked in a
+   * send after 10 s is interrupted. What was read and not acknowledged stays past the cursor.
    */
   @Override
   public void close() throws IOException {
-    running = false;
-    if (loopRunning) {
-      try {
-        stopped.await(10, java.util.concurrent.TimeUnit.SECONDS); // a round ends within a poll
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+    if (!stop(java.time.Duration.ofSeconds(10))) { // a round ends within a poll
+      Thread t = loopThread;
+      if (t != null) {
+        t.interrupt();
       }
+      stop(java.time.Duration.ofSeconds(1));
     }
     shipper.flush();
     commitAcked();

@@ -5,6 +5,7 @@ import dev.cudawatch.common.gpu.MemorySample;
 import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.ingest.proc.ExternalCommand;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
@@ -20,12 +21,18 @@ import org.slf4j.LoggerFactory;
  * Samples GPU memory with {@code nvidia-smi --query-gpu=... -lms N}. Without nvidia-smi it warns
  * once and tries again now and then; the agent keeps running either way.
  *
+ * <p>A wedged GPU makes nvidia-smi hang: a run that prints no row for {@link #rowDeadlineMs} is
+ * killed with what it started, counted as a timeout ({@link NvidiaSmiHealth}), and started again
+ * only after a pause and only once the killed one is gone, so hung processes never pile up.
+ *
  * <p>nvidia-smi prints the node's local time with no zone; each row is shipped with its time
  * converted to UTC, offset written out ({@link NvidiaSmiCsv#toAgentRow}), and as the record's event
  * time, so nothing downstream has to know the node's zone.
  */
-public final class GpuMemorySampler implements Runnable {
+public final class GpuMemorySampler implements dev.cudawatch.ingest.StoppableSource {
   private static final Logger LOG = LoggerFactory.getLogger(GpuMemorySampler.class);
+  private static final long MIN_ROW_DEADLINE_MS = 10_000;
+  private static final long TIMEOUT_PAUSE_MS = 60_000;
 
   private final String nvidiaSmi;
   private final long intervalMs;
@@ -39,7 +46,9 @@ public final class GpuMemorySampler implements Runnable {
       new java.util.concurrent.ConcurrentHashMap<>();
   private volatile boolean running = true;
   private volatile Process process;
-  private boolean warned;
+  private volatile boolean warned;
+  private final NvidiaSmiHealth health;
+  private volatile long lastRowNanos;
 
   /**
    * @param zone the node's time zone, in which nvidia-smi prints its timestamps
@@ -51,6 +60,21 @@ public final class GpuMemorySampler implements Runnable {
       Consumer<LogRecord> out,
       Clock clock,
       ZoneId zone) {
+    this(nvidiaSmi, intervalMs, host, out, clock, zone, new NvidiaSmiHealth());
+  }
+
+  /**
+   * @param health where timeouts are counted (shared with the agent's other nvidia-smi calls)
+   */
+  public GpuMemorySampler(
+      String nvidiaSmi,
+      long intervalMs,
+      String host,
+      Consumer<LogRecord> out,
+      Clock clock,
+      ZoneId zone,
+      NvidiaSmiHealth health) {
+    this.health = health;
     this.rows = NvidiaSmiCsv.agentFormat(zone);
     this.nvidiaSmi = nvidiaSmi;
     this.intervalMs = intervalMs;
@@ -76,7 +100,13 @@ public final class GpuMemorySampler implements Runnable {
     while (running) {
       try {
         process =
-            new ProcessBuilder(command()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            new ProcessBuilder(command())
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        var killed = new java.util.concurrent.atomic.AtomicBoolean();
+        var done = new java.util.concurrent.atomic.AtomicBoolean();
+        watch(process, killed, done);
         long[] off = {offset};
         new StreamPump(
                 process.getInputStream(),
@@ -88,6 +118,8 @@ public final class GpuMemorySampler implements Runnable {
                     return null; // not a sample (an error message of nvidia-smi)
                   }
                   samples.incrementAndGet();
+                  lastRowNanos = System.nanoTime();
+                  health.answered();
                   latest.put(sample.get().gpu(), sample.get());
                   return LogRecord.builder().host(host).kind(RecordKind.GPU_MEMORY).stream(
                           "nvidia-smi")
@@ -101,8 +133,13 @@ public final class GpuMemorySampler implements Runnable {
                 },
                 out)
             .run();
+        done.set(true);
         offset = off[0];
-        process.waitFor();
+        process.waitFor(); // the one run at a time: the next starts once this one is gone
+        if (killed.get()) {
+          pause(TIMEOUT_PAUSE_MS);
+          continue;
+        }
       } catch (IOException e) {
         if (!warned) {
           LOG.warn(
@@ -124,6 +161,65 @@ public final class GpuMemorySampler implements Runnable {
     }
   }
 
+  /** Milliseconds nvidia-smi may print no row before it counts as hung. */
+  long rowDeadlineMs() {
+    return Math.max(MIN_ROW_DEADLINE_MS, 3 * intervalMs);
+  }
+
+  /**
+   * Kills {@code p} with what it started once it prints no row for {@link #rowDeadlineMs}: a hung
+   * nvidia-smi. One watchdog per run, ending with it.
+   */
+  private void watch(
+      Process p,
+      java.util.concurrent.atomic.AtomicBoolean killed,
+      java.util.concurrent.atomic.AtomicBoolean done) {
+    lastRowNanos = System.nanoTime();
+    Thread dog =
+        new Thread(
+            () -> {
+              // until its output ends: a child it left behind may hold the pipe after it exits
+              while (!done.get() && running) {
+                long quiet = (System.nanoTime() - lastRowNanos) / 1_000_000;
+                if (quiet >= rowDeadlineMs()) {
+                  killed.set(true);
+                  health.timedOut();
+                  LOG.warn(
+                      "nvidia-smi printed no sample for {} ms: killed, trying again in {} s",
+                      quiet,
+                      TIMEOUT_PAUSE_MS / 1000);
+                  ExternalCommand.kill(p);
+                  return;
+                }
+                try {
+                  Thread.sleep(Math.min(500, rowDeadlineMs() - quiet));
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "cudawatch-nvidia-smi-watchdog");
+    dog.setDaemon(true);
+    dog.start();
+  }
+
+  private void pause(long ms) throws InterruptedException {
+    long end = System.nanoTime() + ms * 1_000_000;
+    while (running && System.nanoTime() < end) {
+      Thread.sleep(Math.min(200, Math.max(1, (end - System.nanoTime()) / 1_000_000)));
+    }
+  }
+
+  /** nvidia-smi runs killed for printing nothing (a wedged GPU). */
+  public long timeouts() {
+    return health.timeouts();
+  }
+
+  @Override
+  public boolean stopRequested() {
+    return !running;
+  }
+
   /** The latest sample of each GPU seen. */
   public java.util.Collection<MemorySample> latest() {
     return latest.values();
@@ -141,7 +237,7 @@ public final class GpuMemorySampler implements Runnable {
     running = false;
     Process p = process;
     if (p != null) {
-      p.destroy();
+      ExternalCommand.kill(p); // what it started would hold the pipe open
     }
   }
 }

@@ -27,22 +27,24 @@ import org.slf4j.LoggerFactory;
  * is the boot time plus the record's timestamp, and the last sequence taken of this boot is
  * persisted: a restarted agent does not ship the ring buffer again as new incidents.
  */
-public final class KernelLogSource implements Runnable {
+public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSource {
   private static final Logger LOG = LoggerFactory.getLogger(KernelLogSource.class);
   private static final Pattern RELEVANT =
       Pattern.compile("NVRM|Xid|Out of memory|oom-kill|Killed process|fallen off the bus");
   private static final long CURSOR_EVERY_MS = 1000;
   private static final long IDLE_WAIT_MS = 200;
+  private static final long SPOOL_RETRY_MS = 500;
 
   private final Path device;
   private final BootInfo boot;
   private final KmsgCursor cursor;
   private final String host;
-  private final Map<String, Integer> pciToGpu;
+  private final java.util.function.Supplier<Map<String, Integer>> pciToGpu;
   private final Consumer<LogRecord> out;
   private final Clock clock;
   private final AtomicLong shipped = new AtomicLong();
   private final AtomicLong skipped = new AtomicLong();
+  private final AtomicLong spoolRetries = new AtomicLong();
   private volatile boolean running = true;
   private long skipThrough = -1;
   private volatile long lastSeq = -1;
@@ -60,6 +62,24 @@ public final class KernelLogSource implements Runnable {
       Path stateDir,
       String host,
       Map<String, Integer> pciToGpu,
+      Consumer<LogRecord> out,
+      Clock clock)
+      throws IOException {
+    this(device, boot, stateDir, host, () -> pciToGpu, out, clock);
+  }
+
+  /**
+   * As above, with a PCI map that may arrive later (nvidia-smi answers off the start path).
+   *
+   * @param out takes a record or throws when it cannot keep it (the spool cannot be written): the
+   *     record is offered again until it is kept, and the cursor never passes it before
+   */
+  public KernelLogSource(
+      Path device,
+      BootInfo boot,
+      Path stateDir,
+      String host,
+      java.util.function.Supplier<Map<String, Integer>> pciToGpu,
       Consumer<LogRecord> out,
       Clock clock)
       throws IOException {
@@ -158,18 +178,46 @@ public final class KernelLogSource implements Runnable {
     long micros = field(rec, 2);
     Instant event =
         boot.bootTime() != null && micros >= 0 ? boot.bootTime().plusNanos(micros * 1000) : now;
-    out.accept(
+    LogRecord r =
         LogRecord.builder().host(host).kind(RecordKind.KERNEL).stream("kmsg")
             .source(device.toString())
             .sourceId(boot.bootId())
             .offset(seq)
-            .gpu(PciMap.gpuOf(msg, pciToGpu))
+            .gpu(PciMap.gpuOf(msg, pciToGpu.get()))
             .eventTime(event)
             .ingestTime(now)
             .text(msg)
-            .build());
+            .build();
+    if (!keep(r)) {
+      return; // stopped before it was kept: the cursor stays before it, the next start reads it
+    }
     shipped.incrementAndGet();
     lastSeq = seq; // only once spooled: a stop now must not skip it next time
+  }
+
+  /**
+   * Hands the record on, offering it again while that fails (a full disk under the spool): the
+   * kernel record cannot be read again once passed, so reading waits for room. False if stopped
+   * first.
+   */
+  private boolean keep(LogRecord r) {
+    while (running) {
+      try {
+        out.accept(r);
+        return true;
+      } catch (RuntimeException e) {
+        if (spoolRetries.getAndIncrement() == 0) {
+          LOG.warn("kernel log: cannot spool record {}, retrying: {}", r.offset(), e.getMessage());
+        }
+        try {
+          Thread.sleep(SPOOL_RETRY_MS);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          running = false;
+        }
+      }
+    }
+    return false;
   }
 
   private synchronized void saveCursor(boolean now) {
@@ -203,6 +251,16 @@ public final class KernelLogSource implements Runnable {
   /** Records skipped because an earlier run of the agent took them in this boot. */
   public long skipped() {
     return skipped.get();
+  }
+
+  /** Attempts to spool a record that failed (a full disk), each retried. */
+  public long spoolRetries() {
+    return spoolRetries.get();
+  }
+
+  @Override
+  public boolean stopRequested() {
+    return !running;
   }
 
   /** Stops reading and saves how far it got. */

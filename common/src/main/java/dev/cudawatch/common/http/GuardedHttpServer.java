@@ -1,4 +1,4 @@
-package dev.cudawatch.alerts.http;
+package dev.cudawatch.common.http;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -31,23 +31,25 @@ import org.slf4j.LoggerFactory;
  * watchdog that closes any connection still open after {@code connectionTimeoutMs} (a client that
  * does not read its response). One request per connection ({@code Connection: close}). Bound to a
  * loopback address, it answers only requests whose {@code Host} names a loopback host, so a web
- * page cannot reach it through DNS rebinding.
+ * page cannot reach it through DNS rebinding. The one HTTP server of the alerts service and the
+ * node agent: Java's own server (under Prometheus' exporter) hands a connection to a worker before
+ * its request arrives, so ten slow clients left /healthz without one.
  */
-final class GuardedHttpServer implements AutoCloseable {
+public final class GuardedHttpServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GuardedHttpServer.class);
-  static final int MAX_HEAD_BYTES = 16 * 1024;
+  public static final int MAX_HEAD_BYTES = 16 * 1024;
 
   /** A parsed request; header names lower case. */
-  record Request(String method, String target, Map<String, String> headers) {}
+  public record Request(String method, String target, Map<String, String> headers) {}
 
   /** A response; {@code body} is not sent for HEAD; {@code headers} are added as given. */
-  record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
-    Response(int status, String contentType, byte[] body) {
+  public record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+    public Response(int status, String contentType, byte[] body) {
       this(status, contentType, body, Map.of());
     }
   }
 
-  interface Handler {
+  public interface Handler {
     Response handle(Request r) throws IOException;
   }
 
@@ -62,7 +64,7 @@ final class GuardedHttpServer implements AutoCloseable {
   private final Thread acceptor;
   private volatile boolean running = true;
 
-  GuardedHttpServer(
+  public GuardedHttpServer(
       String host,
       int port,
       int maxConnections,
@@ -99,7 +101,7 @@ final class GuardedHttpServer implements AutoCloseable {
     return t;
   }
 
-  int port() {
+  public int port() {
     return socket.getLocalPort();
   }
 
@@ -231,7 +233,7 @@ final class GuardedHttpServer implements AutoCloseable {
   }
 
   /** localhost, 127.x.x.x or [::1], with or without a port. */
-  static boolean loopbackHost(String host) {
+  public static boolean loopbackHost(String host) {
     if (host == null) {
       return true; // HTTP/1.0 tools; a browser (the rebinding attacker's tool) always sends one
     }
@@ -247,7 +249,7 @@ final class GuardedHttpServer implements AutoCloseable {
     return h.equals("localhost") || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
   }
 
-  static Response error(int status, String message) {
+  public static Response error(int status, String message) {
     String json = "{\"error\":\"" + message.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
     return new Response(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
   }
