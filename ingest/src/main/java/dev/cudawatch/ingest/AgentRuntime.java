@@ -84,6 +84,9 @@ public final class AgentRuntime implements AutoCloseable {
     adoptRunSpools();
     attribution = AttributionSources.open(settings, clock);
     agent.attributeFiles(attribution.chain());
+    if (attribution.followed() != null) {
+      agent.alsoFollow(attribution.followed()); // slurm.follow_sidecar_paths
+    }
     start(agent, "files", false);
     Map<String, Integer> pci = PciMap.query(settings.nvidiaSmi());
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
@@ -122,6 +125,7 @@ public final class AgentRuntime implements AutoCloseable {
     if (settings.httpPort() >= 0) {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
+      metrics.attribution(attribution.counters());
       http =
           HTTPServer.builder()
               .hostname(settings.httpHost())

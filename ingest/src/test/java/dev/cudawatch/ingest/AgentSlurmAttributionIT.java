@@ -56,7 +56,8 @@ class AgentSlurmAttributionIT {
                   dir.resolve("state").toString())
               .withSources(null, 0, -1)
               .withAttribution(
-                  new SlurmSourceSettings(true, sidecars.toString(), null, "", "n1", null, null),
+                  new SlurmSourceSettings(
+                      true, sidecars.toString(), null, "", "n1", null, null, null, null),
                   new KubernetesSourceSettings(
                       true, dir.resolve("no-kubelet.sock").toString(), null, null, null));
       List<LogRecord> got = new ArrayList<>();

@@ -61,14 +61,16 @@ class ProcessScanTest {
 
     // the agent's view: one pass over /proc, the file's records take the writer's GPU and rank
     FileAttribution.Of a =
-        new FileAttribution(scan, java.time.Clock.systemUTC(), 60_000)
+        new FileAttribution(
+                scan, java.time.Clock.systemUTC(), 60_000, Lookups.inline(new Changes()))
             .of(log.toAbsolutePath().toString());
     assertEquals(0, a.gpu());
     assertEquals(2, a.rank());
     assertEquals("writing process's open /dev/nvidia0", a.attribution().get("gpu"));
     assertEquals("4242", a.attribution().get("pid"));
     FileAttribution.Of none =
-        new FileAttribution(scan, java.time.Clock.systemUTC(), 60_000)
+        new FileAttribution(
+                scan, java.time.Clock.systemUTC(), 60_000, Lookups.inline(new Changes()))
             .of(dir.resolve("other.log").toString());
     assertEquals(null, none.gpu());
     assertTrue(none.attribution().get("tried").contains("no process had the file open"));

@@ -32,11 +32,13 @@ class SlurmAttributionTest {
             SlurmPathPattern.compile("/var/log/training/%j/**")),
         scontrol,
         "vm",
-        FOUR,
+        () -> FOUR,
         clock,
         5_000,
         60_000,
-        100);
+        100,
+        Lookups.inline(new Changes()),
+        Lookups.inline(new Changes()));
   }
 
   @Test
