@@ -31,10 +31,12 @@ import org.slf4j.LoggerFactory;
  * kubelet's PodResources) when its socket exists, then the process writing the file (/proc). The
  * one place the chain is put together: the agent runtime and {@code cudawatch local} both use it.
  *
- * <p>Every slow lookup runs off the agent's read thread: nvidia-smi's inventory, the sidecar
- * directory, the kubelet and /proc on one thread, scontrol on two (a slow slurmctld holds only
- * them), each with a queue of 256. A new file's first line waits at most {@link #WAIT_MS} for what
- * it asked. Closing it stops those threads and closes the PodResources connection.
+ * <p>Every slow lookup runs off the agent's read thread: nvidia-smi's inventory, the kubelet and
+ * /proc on one thread, the sidecar directory on its own (a hung nvidia-smi must not hold it),
+ * scontrol on two (a slow slurmctld holds only them), each with a queue of 256. The start waits at
+ * most {@link #PRIME} for the first answers (the files already there are read with them); a new
+ * file's first line waits at most {@link #WAIT_MS} for what it asked. Closing it stops those
+ * threads and closes the PodResources connection.
  */
 public final class AttributionSources implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AttributionSources.class);
@@ -42,14 +44,18 @@ public final class AttributionSources implements AutoCloseable {
   /** What a new file's first line may wait for its lookups: enough for a sidecar or /proc pass. */
   static final long WAIT_MS = 30;
 
+  /**
+   * How long the agent's start waits for the first sidecar listing, /proc pass and kubelet call.
+   */
+  static final Duration PRIME = Duration.ofSeconds(1);
+
   private static final int MAX_FILES = 65_536;
   private static final int QUEUE = 256;
 
   private final AttributionChain chain;
   private final PodResourcesClient podResources;
   private final List<String> off;
-  private final Lookups local;
-  private final Lookups scontrolLookups;
+  private final List<Lookups> lookups;
   private final SlurmAttribution slurm;
   private final ScontrolCommand scontrol;
   private final KubernetesAttribution kubernetes;
@@ -60,8 +66,7 @@ public final class AttributionSources implements AutoCloseable {
       AttributionChain chain,
       PodResourcesClient podResources,
       List<String> off,
-      Lookups local,
-      Lookups scontrolLookups,
+      List<Lookups> lookups,
       SlurmAttribution slurm,
       ScontrolCommand scontrol,
       KubernetesAttribution kubernetes,
@@ -70,8 +75,7 @@ public final class AttributionSources implements AutoCloseable {
     this.chain = chain;
     this.podResources = podResources;
     this.off = List.copyOf(off);
-    this.local = local;
-    this.scontrolLookups = scontrolLookups;
+    this.lookups = lookups;
     this.slurm = slurm;
     this.scontrol = scontrol;
     this.kubernetes = kubernetes;
@@ -83,6 +87,7 @@ public final class AttributionSources implements AutoCloseable {
   public static AttributionSources open(AgentSettings settings, Clock clock) {
     Changes changes = new Changes();
     Lookups local = Lookups.pool("attribution", 1, QUEUE, changes);
+    Lookups sidecars = Lookups.pool("slurm-sidecars", 1, QUEUE, changes);
     Lookups scontrolLookups = Lookups.pool("scontrol", 2, QUEUE, changes);
     Supplier<GpuInventory> inventory = NodeGpus.query(settings.nvidiaSmi(), local);
     List<FileSource> sources = new ArrayList<>();
@@ -110,7 +115,7 @@ public final class AttributionSources implements AutoCloseable {
               5_000,
               ss.cacheTtlMs(),
               ss.maxJobs(),
-              local,
+              sidecars,
               scontrolLookups);
       sources.add(slurm);
     } else {
@@ -151,12 +156,14 @@ public final class AttributionSources implements AutoCloseable {
         sources.isEmpty()
             ? null
             : new AttributionChain(sources, changes, System::nanoTime, WAIT_MS, MAX_FILES);
+    if (chain != null) {
+      chain.prime(PRIME);
+    }
     return new AttributionSources(
         chain,
         podResources,
         off,
-        local,
-        scontrolLookups,
+        List.of(local, sidecars, scontrolLookups),
         slurm,
         scontrol,
         kubernetes,
@@ -194,7 +201,7 @@ public final class AttributionSources implements AutoCloseable {
     c.put("lookups_proc", () -> proc == null ? 0 : proc.scans());
     c.put("timeouts_scontrol", () -> scontrol == null ? 0 : scontrol.timeouts());
     c.put("failures_kubelet", () -> kubernetes == null ? 0 : kubernetes.failures());
-    c.put("rejected", () -> local.rejected() + scontrolLookups.rejected());
+    c.put("rejected", () -> lookups.stream().mapToLong(Lookups::rejected).sum());
     c.put("lines_before_known", () -> chain == null ? 0 : chain.linesBeforeKnown());
     c.put("waits", () -> chain == null ? 0 : chain.waits());
     return c;
@@ -202,8 +209,7 @@ public final class AttributionSources implements AutoCloseable {
 
   @Override
   public void close() {
-    local.close();
-    scontrolLookups.close();
+    lookups.forEach(Lookups::close);
     if (podResources != null) {
       podResources.close();
     }

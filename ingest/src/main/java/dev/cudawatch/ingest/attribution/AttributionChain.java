@@ -48,7 +48,7 @@ public final class AttributionChain implements FileSource {
   /**
    * @param changes moved by every lookup of the sources: a file's cached answer is asked again
    *     after a move
-   * @param nanos the monotonic clock
+   * @param nanos the monotonic clock of the per-file cache and the per-second wait cap
    * @param waitMs how long a file's first line may wait for the lookups it started
    * @param maxFiles files whose answer is kept (the least recently read go first)
    */
@@ -105,10 +105,15 @@ public final class AttributionChain implements FileSource {
       long budget = budget(now);
       if (budget > 0) {
         waits.incrementAndGet();
-        long deadline = now + budget;
-        while (pending && deadline - nanos.getAsLong() > 0) {
+        long start = System.nanoTime(); // a real wait: the monotonic clock, not the injected one
+        long deadline = start + budget;
+        while (pending) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            break;
+          }
           try {
-            changes.await(generation, deadline - nanos.getAsLong());
+            changes.await(generation, left);
           } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             break;
@@ -117,7 +122,7 @@ public final class AttributionChain implements FileSource {
           of = ask(file);
           pending = pending(file);
         }
-        waitedInWindow += Math.max(0, nanos.getAsLong() - now);
+        waitedInWindow += System.nanoTime() - start;
       }
     }
     boolean settled = (e != null && e.settled()) || !pending;
@@ -138,6 +143,31 @@ public final class AttributionChain implements FileSource {
       waitedInWindow = 0;
     }
     return Math.min(waitNanos, MAX_WAIT_NANOS_PER_SECOND - waitedInWindow);
+  }
+
+  /**
+   * Starts every source's first lookups and waits for them at most {@code timeout}: the files
+   * already there when the agent starts are then read with what those lookups tell.
+   */
+  public void prime(java.time.Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      long generation = changes.generation();
+      boolean all = true;
+      for (FileSource s : sources) {
+        all &= s.primed();
+      }
+      long left = deadline - System.nanoTime();
+      if (all || left <= 0) {
+        return;
+      }
+      try {
+        changes.await(generation, left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
   }
 
   private FileAttribution.Of ask(String file) {

@@ -94,6 +94,14 @@ public final class FileAttribution implements FileSource {
     return new Of(env.job(), env.rank(), env.localRank(), gpu, uuid, a);
   }
 
+  @Override
+  public boolean primed() {
+    if (last == null) {
+      lookups.submit(SCAN, this::scan);
+    }
+    return last != null;
+  }
+
   /** No pass has answered yet, or one that may find the file runs now. */
   @Override
   public boolean pending(String file) {

@@ -8,6 +8,14 @@ public interface FileSource {
    */
   FileAttribution.Of of(String file);
 
+  /**
+   * Starts this source's first lookups (elsewhere) and says whether they have answered: the agent
+   * waits, briefly, at start for what the files already there need.
+   */
+  default boolean primed() {
+    return true;
+  }
+
   /** Whether a lookup that may tell more of {@code file} has not answered yet. */
   default boolean pending(String file) {
     return false;

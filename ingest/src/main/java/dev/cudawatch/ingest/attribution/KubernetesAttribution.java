@@ -72,6 +72,14 @@ public final class KubernetesAttribution implements FileSource {
   }
 
   @Override
+  public boolean primed() {
+    if (last == null) {
+      lookups.submit(LIST, this::list);
+    }
+    return last != null;
+  }
+
+  @Override
   public boolean pending(String file) {
     PodLogPath p = PodLogPath.parse(file);
     Listed l = last;

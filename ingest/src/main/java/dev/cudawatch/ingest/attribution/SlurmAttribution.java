@@ -223,6 +223,11 @@ public final class SlurmAttribution implements FileSource {
     }
   }
 
+  @Override
+  public boolean primed() {
+    return index(null, null) != null;
+  }
+
   /**
    * The paths the sidecars of this node's jobs name (standard output and error) that exist now as
    * regular files owned by the job's user: what {@code slurm.follow_sidecar_paths} follows. A job
