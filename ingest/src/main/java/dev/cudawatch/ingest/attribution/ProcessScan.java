@@ -212,10 +212,12 @@ public final class ProcessScan {
    * with a deadline (without nvidia-smi, or past it, device minors map to themselves).
    */
   public static ProcessScan forNode(String nvidiaSmi, Supplier<GpuInventory> inventory) {
+    return forNode(nvidiaSmi, inventory, NVIDIA_SMI_TIMEOUT);
+  }
+
+  static ProcessScan forNode(String nvidiaSmi, Supplier<GpuInventory> inventory, Duration timeout) {
     return new ProcessScan(
-        Path.of("/proc"),
-        inventory,
-        () -> ExternalCommand.output(NVIDIA_SMI_TIMEOUT, nvidiaSmi, "-q"));
+        Path.of("/proc"), inventory, () -> ExternalCommand.output(timeout, nvidiaSmi, "-q"));
   }
 
   /** {@code /proc/<pid>/environ}: NUL-separated {@code KEY=VALUE}. */
