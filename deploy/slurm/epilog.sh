@@ -3,7 +3,8 @@
 # after a job ends. Notes the end in the node's root-owned job notes, so `cudawatch.logs` shows
 # when the job left its GPUs; a job that failed and then went silent is already caught by the
 # JobSilentAfterError rule. The job's sidecar (prolog.sh) stays, so lines the agent reads after the
-# job ended are still attributed; sidecars older than CUDAWATCH_SLURM_SIDECAR_DAYS are removed.
+# job ended are still attributed (and, with slurm.follow_sidecar_paths, its output still followed
+# to its end); sidecars older than CUDAWATCH_SLURM_SIDECAR_DAYS are removed.
 #
 # An epilog that exits non-zero drains the node: no `set -e`, always exit 0, and nothing here
 # depends on the job's own directory (it may be gone) or writes into it.

@@ -2,9 +2,10 @@
 # Slurm Prolog (slurm.conf: Prolog=/etc/slurm/prolog.d/cudawatch.sh), run as root on each node
 # before a job starts. Makes sure the node agent runs, gives the job a log directory it owns under
 # the directory the agent follows, notes which job holds the node's GPUs, and writes the job's
-# sidecar for the agent: $CUDAWATCH_SLURM_SIDECAR_DIR/<jobid>.json with the job, its user, this
-# node's GPU indexes and the job's output paths, so a plain slurm-%j.out (or any -o/-e path) is
-# attributed to its job and GPUs (the agent's slurm.sidecar_dir).
+# sidecar for the agent: $CUDAWATCH_SLURM_SIDECAR_DIR/<jobid>.json with the job, its user and uid,
+# this node's GPU indexes and the job's output paths, so a plain slurm-%j.out (or any -o/-e path)
+# is attributed to its job and GPUs (the agent's slurm.sidecar_dir) and, with
+# slurm.follow_sidecar_paths, followed: only the output of jobs on this node.
 #
 # A prolog that exits non-zero drains the node, so nothing here may fail the job or the node: no
 # `set -e`, every step reports its problem on stderr (slurmd's log) and the script exits 0.
@@ -97,9 +98,10 @@ if [[ "$job" =~ ^[0-9]+$ ]]; then
       printf '{"job_id":"%s","array_job":%s,"user":%s,"node":%s,"gpus":[%s],' \
         "$job" "$([[ -n "$array" ]] && json_str "$array" || echo null)" \
         "$(json_str "${SLURM_JOB_USER:-}")" "$(json_str "$node")" "$gpus"
-      printf '"std_out":%s,"std_err":%s,"work_dir":%s,"gpus_from":%s,"written":"%s"}\n' \
+      printf '"std_out":%s,"std_err":%s,"work_dir":%s,"gpus_from":%s,"uid":%s,"written":"%s"}\n' \
         "$(json_str "$std_out")" "$(json_str "$std_err")" "$(json_str "$work_dir")" \
-        "$(json_str "$gpus_from")" "$(date -Is)"
+        "$(json_str "$gpus_from")" "$([[ "${SLURM_JOB_UID:-}" =~ ^[0-9]+$ ]] && echo "$SLURM_JOB_UID" || echo null)" \
+        "$(date -Is)"
     } >"$tmp" && chmod 0644 "$tmp" && mv -f "$tmp" "$sidecars/$job.json" ||
       { warn "cannot write $sidecars/$job.json"; rm -f "${tmp:-}"; }
   else

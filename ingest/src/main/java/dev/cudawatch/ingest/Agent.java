@@ -98,6 +98,12 @@ public final class Agent implements StoppableSource, AutoCloseable {
     this.files = attribution;
   }
 
+  /** Follows these paths too (asked at each scan, never blocking): see FileTailer#alsoFollow. */
+  public void alsoFollow(
+      java.util.function.Supplier<? extends java.util.Collection<String>> paths) {
+    tailer.alsoFollow(paths);
+  }
+
   /** Follows a kernel log file (dmesg or journal export) too, keeping its NVRM and OOM lines. */
   public void followKernelLog(Path file, java.util.Map<String, Integer> pciToGpu)
       throws IOException {

@@ -234,6 +234,19 @@ public final class AgentMetrics {
         MemorySample::totalBytes);
   }
 
+  /** Attribution's lookups, by counter name ({@link AttributionSources#counters()}). */
+  void attribution(Map<String, LongSupplier> counters) {
+    CounterWithCallback.builder()
+        .name("cudawatch_agent_attribution_total")
+        .help(
+            "Attribution lookups (lookups_*), their timeouts and failures, lookups refused by a"
+                + " full queue, lines shipped before their file's attribution was known, and new"
+                + " files whose first line waited for it")
+        .labelNames("what")
+        .callback(cb -> counters.forEach((what, n) -> cb.call(n.getAsLong(), what)))
+        .register(registry);
+  }
+
   private void gpuGauge(
       String name,
       String help,

@@ -52,7 +52,7 @@ public final class AgentRuntime implements AutoCloseable {
   private volatile KernelLogSource kernel;
   private volatile GpuMemorySampler sampler;
   private AgentEndpoint http;
-  private java.util.concurrent.CompletableFuture<AttributionSources> attribution;
+  private AttributionSources attribution;
   private final NvidiaSmiHealth smiHealth = new NvidiaSmiHealth();
 
   /** How long start waits for nvidia-smi's answers before starting without them. */
@@ -94,10 +94,13 @@ public final class AgentRuntime implements AutoCloseable {
     startHttp(); // first: /healthz answers while the sources start
     start(forwarder, "spool", false);
     adoptRunSpools();
-    // nvidia-smi (attribution's GPU inventory, the PCI map) answers off the start path: a wedged
-    // GPU hangs it, and the files must ship meanwhile. A healthy one answers within the short
-    // wait, so lines read at start are attributed as before.
-    attribution = openAttribution();
+    // lookups (scontrol, sidecars, /proc, the kubelet, nvidia-smi) run on their own threads; open
+    // waits at most a second for the first answers, so a wedged GPU's nvidia-smi holds nothing
+    attribution = AttributionSources.open(settings, clock);
+    agent.attributeFiles(attribution.chain());
+    if (attribution.followed() != null) {
+      agent.alsoFollow(attribution.followed()); // slurm.follow_sidecar_paths
+    }
     start(agent, "files", false);
     PciMap pci = settings.kernelLog() == null ? null : PciMap.ask(settings.nvidiaSmi(), smiHealth);
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
@@ -147,6 +150,7 @@ public final class AgentRuntime implements AutoCloseable {
     if (settings.httpPort() >= 0) {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
+      metrics.attribution(attribution.counters());
       http =
           new AgentEndpoint(
               settings.httpHost(),
@@ -157,42 +161,6 @@ public final class AgentRuntime implements AutoCloseable {
                 return new AgentEndpoint.Health(problems.isEmpty(), healthJson(problems));
               });
     }
-  }
-
-  /**
-   * Opens the attribution sources on a daemon thread, waiting up to {@link #START_WAIT}; if they
-   * take longer (nvidia-smi hangs), the files start without and lines are attributed from when they
-   * arrive.
-   */
-  private java.util.concurrent.CompletableFuture<AttributionSources> openAttribution() {
-    var opened = new java.util.concurrent.CompletableFuture<AttributionSources>();
-    Thread t =
-        new Thread(
-            () -> {
-              try {
-                AttributionSources a = AttributionSources.open(settings, clock);
-                agent.attributeFiles(a.chain());
-                opened.complete(a);
-              } catch (RuntimeException e) {
-                LOG.warn("attribution sources unavailable: {}", e.toString());
-                opened.completeExceptionally(e);
-              }
-            },
-            "cudawatch-attribution-open");
-    t.setDaemon(true);
-    t.start();
-    try {
-      opened.get(START_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.TimeoutException e) {
-      LOG.warn(
-          "attribution sources not ready in {} ms (nvidia-smi hung?): files start without",
-          START_WAIT.toMillis());
-    } catch (java.util.concurrent.ExecutionException e) {
-      // logged above: files ship unattributed
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return opened;
   }
 
   /**
@@ -373,10 +341,8 @@ public final class AgentRuntime implements AutoCloseable {
               }
             },
             () -> {
-              if (attribution != null
-                  && attribution.isDone()
-                  && !attribution.isCompletedExceptionally()) {
-                attribution.join().close();
+              if (attribution != null) {
+                attribution.close();
               }
             },
             lock::release,

@@ -16,6 +16,10 @@ import java.util.List;
  * @param nodeName this node's Slurm name (default: the host name up to the first dot)
  * @param cacheTtlMs how long scontrol's answer for a job is kept
  * @param maxJobs jobs kept in the caches (sidecars read, scontrol answers)
+ * @param followSidecarPaths also follow the output files that this node's sidecars name (regular
+ *     files owned by the job's user): only this node's jobs, without a glob over a shared /home
+ * @param scontrolTimeoutMs how long one scontrol call may take before it is killed (it runs off the
+ *     read thread: lines ship meanwhile, and get the answer once it comes)
  */
 public record SlurmSourceSettings(
     Boolean enabled,
@@ -24,7 +28,9 @@ public record SlurmSourceSettings(
     String scontrol,
     String nodeName,
     Long cacheTtlMs,
-    Integer maxJobs)
+    Integer maxJobs,
+    Boolean followSidecarPaths,
+    Long scontrolTimeoutMs)
     implements Validated {
   public static final List<String> DEFAULT_PATTERNS =
       List.of("slurm-%j.out", "slurm-%A_%a.out", "/var/log/training/%j/**");
@@ -36,10 +42,26 @@ public record SlurmSourceSettings(
     scontrol = scontrol == null ? "scontrol" : scontrol;
     cacheTtlMs = cacheTtlMs == null ? 60_000L : cacheTtlMs;
     maxJobs = maxJobs == null ? 4096 : maxJobs;
+    followSidecarPaths = followSidecarPaths == null ? Boolean.FALSE : followSidecarPaths;
+    scontrolTimeoutMs = scontrolTimeoutMs == null ? 5_000L : scontrolTimeoutMs;
   }
 
   public static SlurmSourceSettings defaults() {
-    return new SlurmSourceSettings(null, null, null, null, null, null, null);
+    return new SlurmSourceSettings(null, null, null, null, null, null, null, null, null);
+  }
+
+  /** These settings with the source turned on or off (off follows no sidecar path either). */
+  public SlurmSourceSettings withEnabled(boolean on) {
+    return new SlurmSourceSettings(
+        on,
+        sidecarDir,
+        pathPatterns,
+        scontrol,
+        nodeName,
+        cacheTtlMs,
+        maxJobs,
+        on && followSidecarPaths,
+        scontrolTimeoutMs);
   }
 
   /** The patterns compiled (validate() has checked them). */
@@ -59,5 +81,13 @@ public record SlurmSourceSettings(
     Validated.require(cacheTtlMs >= 1000, path + "cache_ttl_ms", "must be at least 1000");
     Validated.require(
         maxJobs >= 1 && maxJobs <= 1_000_000, path + "max_jobs", "must be 1..1000000");
+    Validated.require(
+        scontrolTimeoutMs >= 100 && scontrolTimeoutMs <= 600_000,
+        path + "scontrol_timeout_ms",
+        "must be 100..600000");
+    Validated.require(
+        enabled || !followSidecarPaths,
+        path + "follow_sidecar_paths",
+        "needs slurm.enabled: true (the sidecars are the Slurm source's)");
   }
 }

@@ -56,7 +56,8 @@ class AgentSlurmAttributionIT {
                   dir.resolve("state").toString())
               .withSources(null, 0, -1)
               .withAttribution(
-                  new SlurmSourceSettings(true, sidecars.toString(), null, "", "n1", null, null),
+                  new SlurmSourceSettings(
+                      true, sidecars.toString(), null, "", "n1", null, null, null, null),
                   new KubernetesSourceSettings(
                       true, dir.resolve("no-kubelet.sock").toString(), null, null, null));
       List<LogRecord> got = new ArrayList<>();
@@ -85,6 +86,81 @@ class AgentSlurmAttributionIT {
       LogRecord other = find(got, "notes.log");
       assertEquals(s.job(), other.job());
       assertNull(other.gpu());
+    }
+  }
+
+  @Test
+  void withFollowSidecarPathsTheAgentShipsOnlyTheOutputOfThisNodesJobs() throws Exception {
+    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+      broker.createTopics(Topics.ALL, 1);
+      Path home = Files.createDirectories(dir.resolve("home/alice"));
+      Path sidecars = Files.createDirectories(dir.resolve("sidecars"));
+      Files.writeString(home.resolve("slurm-4217.out"), "mine: step 1\n");
+      Files.writeString(home.resolve("slurm-4218.out"), "another node's job\n");
+      Files.writeString(home.resolve("slurm-4219.out"), "a job this node never ran\n");
+      int uid = (int) Files.getAttribute(home.resolve("slurm-4217.out"), "unix:uid");
+      for (String[] job : new String[][] {{"4217", "n1"}, {"4218", "n2"}}) {
+        Files.writeString(
+            sidecars.resolve(job[0] + ".json"),
+            "{\"job_id\":\""
+                + job[0]
+                + "\",\"user\":\"alice\",\"node\":\""
+                + job[1]
+                + "\",\"gpus\":[3],\"std_out\":\""
+                + home.resolve("slurm-" + job[0] + ".out")
+                + "\",\"std_err\":\""
+                + home.resolve("slurm-" + job[0] + ".out")
+                + "\",\"uid\":"
+                + uid
+                + "}\n");
+      }
+      AgentSettings s =
+          AgentSettings.defaults()
+              .with(
+                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
+                  List.of(),
+                  dir.resolve("state").toString())
+              .withSources(null, 0, -1)
+              .withScanInterval(100)
+              .withAttribution(
+                  new SlurmSourceSettings(
+                      true, sidecars.toString(), null, "", "n1", null, null, true, null),
+                  new KubernetesSourceSettings(false, null, null, null, null));
+      List<LogRecord> got = new ArrayList<>();
+      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
+        agent.start(false);
+        // a line appended later ships too: the file is followed, not read once
+        TopicReader.readUntil(
+            broker.bootstrapServers(),
+            Topics.LOGS,
+            l -> !l.isEmpty(),
+            Duration.ofMillis(1),
+            Duration.ofSeconds(60),
+            false);
+        Files.writeString(
+            home.resolve("slurm-4217.out"),
+            "mine: step 2\n",
+            java.nio.file.StandardOpenOption.APPEND);
+        for (byte[] b :
+            TopicReader.readAll(
+                broker.bootstrapServers(),
+                Topics.LOGS,
+                2,
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(60),
+                false)) {
+          LogRecord r = WireJson.readLogRecord(b);
+          if (r.kind() == dev.cudawatch.common.wire.RecordKind.LOG) {
+            got.add(r); // quiet markers aside
+          }
+        }
+      }
+      assertEquals(
+          List.of("mine: step 1", "mine: step 2"),
+          got.stream().map(LogRecord::text).toList(),
+          "only the sidecar-named output of this node's job: " + got);
+      assertEquals("4217", got.get(0).job());
+      assertEquals(3, got.get(1).gpu());
     }
   }
 

@@ -74,4 +74,26 @@ class AttributionSettingsTest {
         assertThrows(ConfigException.class, () -> load("kubernetes:\n  timeout_ms: 0\n", Map.of()));
     assertTrue(timeout.getMessage().contains("kubernetes.timeout_ms"), timeout.getMessage());
   }
+
+  @Test
+  void thePackagedSlurmConfigFollowsOnlyThisNodesJobs() throws Exception {
+    AgentSettings s =
+        new ConfigLoader("CUDAWATCH_AGENT", Map.of())
+            .load(Path.of("../deploy/slurm/agent.yaml"), AgentSettings.class);
+    s.validate("");
+    assertTrue(s.slurm().followSidecarPaths(), "the sidecars' paths, written for this node's jobs");
+    for (FileGlob g : s.files()) {
+      assertTrue(!g.path().startsWith("/home"), "a glob over a shared /home: " + g);
+    }
+    assertEquals(5000L, s.slurm().scontrolTimeoutMs());
+    ConfigException off =
+        assertThrows(
+            ConfigException.class,
+            () -> load("slurm:\n  enabled: false\n  follow_sidecar_paths: true\n", Map.of()));
+    assertTrue(off.getMessage().contains("slurm.follow_sidecar_paths"), off.getMessage());
+    ConfigException typo =
+        assertThrows(
+            ConfigException.class, () -> load("slurm:\n  follow_sidecar_path: true\n", Map.of()));
+    assertTrue(typo.getMessage().contains("follow_sidecar_path"), typo.getMessage());
+  }
 }

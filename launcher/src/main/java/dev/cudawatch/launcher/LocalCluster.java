@@ -237,16 +237,7 @@ public final class LocalCluster implements AutoCloseable {
   static AgentSettings workstation(AgentSettings ag, String nvidiaSmi) {
     SlurmSourceSettings s = ag.slurm();
     SlurmSourceSettings slurm =
-        s.enabled() && Files.isDirectory(Path.of(s.sidecarDir()))
-            ? s
-            : new SlurmSourceSettings(
-                false,
-                s.sidecarDir(),
-                s.pathPatterns(),
-                s.scontrol(),
-                s.nodeName(),
-                s.cacheTtlMs(),
-                s.maxJobs());
+        s.enabled() && Files.isDirectory(Path.of(s.sidecarDir())) ? s : s.withEnabled(false);
     return ag.withAttribution(slurm, ag.kubernetes())
         .withNvidiaSmi(nvidiaSmi != null ? nvidiaSmi : ag.nvidiaSmi());
   }

@@ -27,7 +27,8 @@ class LocalAttributionTest {
   private AgentSettings settings(Path sidecars) {
     return AgentSettings.defaults()
         .withAttribution(
-            new SlurmSourceSettings(null, sidecars.toString(), null, null, null, null, null),
+            new SlurmSourceSettings(
+                null, sidecars.toString(), null, null, null, null, null, null, null),
             new KubernetesSourceSettings(
                 null, dir.resolve("no-kubelet.sock").toString(), null, null, null));
   }

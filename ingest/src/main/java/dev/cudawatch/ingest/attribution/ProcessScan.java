@@ -1,16 +1,19 @@
 package dev.cudawatch.ingest.attribution;
 
+import dev.cudawatch.ingest.proc.ExternalCommand;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
  * Attribution from the process that writes a log file: find which process has the file open ({@code
@@ -20,12 +23,18 @@ import java.util.TreeSet;
  * nvidia-smi --query-compute-apps} lists nothing (a container's own PID namespace).
  */
 public final class ProcessScan {
+  private static final Duration NVIDIA_SMI_TIMEOUT = Duration.ofSeconds(10);
+
   /** What the scan found: the writer's pid, GPUs it has open, and its environment's attribution. */
   public record Found(long pid, List<Integer> openGpus, RunAttribution fromEnvironment) {}
 
   private final Path proc;
-  private final GpuInventory inventory;
-  private final Map<Integer, Integer> minorToIndex;
+  private final Supplier<GpuInventory> inventory;
+  private final Supplier<String> nvidiaSmiQ;
+  private boolean asked;
+  private String q;
+  private GpuInventory minorsOf;
+  private Map<Integer, Integer> minorToIndex = Map.of();
 
   /**
    * @param proc the proc file system ({@code /proc}, or a fixture)
@@ -33,9 +42,30 @@ public final class ProcessScan {
    * @param nvidiaSmiQ the text of {@code nvidia-smi -q} (for minor numbers), or null
    */
   public ProcessScan(Path proc, GpuInventory inventory, String nvidiaSmiQ) {
+    this(proc, () -> inventory, () -> nvidiaSmiQ);
+  }
+
+  /**
+   * Asks for the inventory at each scan and for {@code nvidia-smi -q} at the first: both may be
+   * slow (a wedged GPU), so they are asked where the scan runs, off the agent's read thread.
+   */
+  private ProcessScan(Path proc, Supplier<GpuInventory> inventory, Supplier<String> nvidiaSmiQ) {
     this.proc = proc;
     this.inventory = inventory;
-    this.minorToIndex = nvidiaSmiQ == null ? Map.of() : minors(nvidiaSmiQ, inventory);
+    this.nvidiaSmiQ = nvidiaSmiQ;
+  }
+
+  /** Minor number to GPU index for this scan (nvidia-smi -q asked once, mapped per inventory). */
+  private synchronized Map<Integer, Integer> minorToIndex(GpuInventory inv) {
+    if (!asked) {
+      asked = true;
+      q = nvidiaSmiQ.get();
+    }
+    if (q != null && inv != minorsOf) {
+      minorsOf = inv;
+      minorToIndex = minors(q, inv);
+    }
+    return minorToIndex;
   }
 
   /** {@code nvidia-smi -q}'s minor number per GPU, as minor to index (through the PCI address). */
@@ -65,6 +95,8 @@ public final class ProcessScan {
    */
   public Map<String, Found> openFiles(java.util.function.Predicate<String> wanted) {
     Map<String, Found> out = new HashMap<>();
+    GpuInventory inv = inventory.get();
+    Map<Integer, Integer> minors = minorToIndex(inv);
     try (DirectoryStream<Path> pids = Files.newDirectoryStream(proc, p -> isPid(p))) {
       for (Path pidDir : pids) {
         List<String> links = links(pidDir.resolve("fd"));
@@ -72,7 +104,7 @@ public final class ProcessScan {
         if (files.isEmpty()) {
           continue;
         }
-        Found f = found(pidDir, links);
+        Found f = found(pidDir, links, inv, minors);
         for (String file : files) {
           out.putIfAbsent(file, f);
         }
@@ -83,23 +115,26 @@ public final class ProcessScan {
     return out;
   }
 
-  private Found found(Path pidDir, List<String> links) {
+  private static Found found(
+      Path pidDir, List<String> links, GpuInventory inv, Map<Integer, Integer> minors) {
     TreeSet<Integer> gpus = new TreeSet<>();
     for (String l : links) {
       Integer minor = nvidiaMinor(l);
       if (minor != null) {
-        gpus.add(minorToIndex.getOrDefault(minor, minor));
+        gpus.add(minors.getOrDefault(minor, minor));
       }
     }
     return new Found(
         Long.parseLong(pidDir.getFileName().toString()),
         List.copyOf(gpus),
-        RunAttribution.of(environ(pidDir.resolve("environ")), null, null, inventory));
+        RunAttribution.of(environ(pidDir.resolve("environ")), null, null, inv));
   }
 
   /** The processes that have {@code file} open for writing or reading, with what they tell. */
   public List<Found> writersOf(Path file) {
     List<Found> out = new ArrayList<>();
+    GpuInventory inv = inventory.get();
+    Map<Integer, Integer> minors = minorToIndex(inv);
     Path target = file.toAbsolutePath().normalize();
     try (DirectoryStream<Path> pids = Files.newDirectoryStream(proc, p -> isPid(p))) {
       for (Path pidDir : pids) {
@@ -107,7 +142,7 @@ public final class ProcessScan {
         if (!links.contains(target.toString())) {
           continue;
         }
-        out.add(found(pidDir, links));
+        out.add(found(pidDir, links, inv, minors));
       }
     } catch (IOException e) {
       return out; // no /proc here: nothing found
@@ -172,22 +207,17 @@ public final class ProcessScan {
     return true;
   }
 
-  /** The node's /proc with nvidia-smi's inventory and minor numbers (empty without nvidia-smi). */
-  public static ProcessScan forNode(String nvidiaSmi) {
-    String q = null;
-    try {
-      Process p = new ProcessBuilder(nvidiaSmi, "-q").redirectErrorStream(true).start();
-      p.getOutputStream().close();
-      String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0) {
-        q = text;
-      }
-    } catch (IOException e) {
-      // no nvidia-smi: device minors map to themselves
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return new ProcessScan(Path.of("/proc"), GpuInventory.query(nvidiaSmi), q);
+  /**
+   * The node's /proc with {@code inventory} and nvidia-smi's minor numbers, asked at the first scan
+   * with a deadline (without nvidia-smi, or past it, device minors map to themselves).
+   */
+  public static ProcessScan forNode(String nvidiaSmi, Supplier<GpuInventory> inventory) {
+    return forNode(nvidiaSmi, inventory, NVIDIA_SMI_TIMEOUT);
+  }
+
+  static ProcessScan forNode(String nvidiaSmi, Supplier<GpuInventory> inventory, Duration timeout) {
+    return new ProcessScan(
+        Path.of("/proc"), inventory, () -> ExternalCommand.output(timeout, nvidiaSmi, "-q"));
   }
 
   /** {@code /proc/<pid>/environ}: NUL-separated {@code KEY=VALUE}. */

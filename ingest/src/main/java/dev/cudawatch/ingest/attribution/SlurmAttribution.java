@@ -10,11 +10,13 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -23,36 +25,54 @@ import java.util.stream.Collectors;
  * GPUs the job holds on this node from its sidecar or, without one, from {@code scontrol show job
  * -d} ({@link ScontrolJob}); indexes map to UUIDs through nvidia-smi's inventory.
  *
- * <p>Bounded: the sidecar directory is re-listed at most every {@code refreshMs} and only its
- * {@code maxJobs} newest files are read (files over 64 KiB are skipped and counted); scontrol
- * answers (found or not) are cached for {@code ttlMs} in an LRU of {@code maxJobs} jobs, and one
- * call takes at most 5 s.
+ * <p>Never blocks the reader: the sidecar directory is listed and scontrol is asked on {@link
+ * Lookups}' threads, and {@link #of} answers from what they last found. Bounded: the directory is
+ * re-listed at most every {@code refreshMs} (every 2 s while a file or a named path is new to it)
+ * and only its {@code maxJobs} newest files are read (files over 64 KiB are skipped and counted);
+ * scontrol answers (found, not found or timed out) are kept for {@code ttlMs} in an LRU of {@code
+ * maxJobs} jobs, one call per job at a time.
  */
 public final class SlurmAttribution implements FileSource {
   static final String TRIED = "slurm (path patterns, prolog sidecar, scontrol show job -d)";
   private static final long MAX_SIDECAR_BYTES = 64 * 1024;
 
+  /** How soon the directory is listed again for a file, or a named path, it did not know. */
+  static final long NEW_FILE_MS = 2_000;
+
+  private static final String LIST = "slurm-sidecars";
+
   private final Path sidecarDir;
   private final List<SlurmPathPattern> patterns;
   private final Function<String, String> scontrol;
   private final String node;
-  private final GpuInventory inventory;
+  private final Supplier<GpuInventory> inventory;
   private final Clock clock;
   private final long refreshMs;
   private final long ttlMs;
   private final int maxJobs;
+  private final Lookups sidecarLookups;
+  private final Lookups scontrolLookups;
   private final AtomicLong badSidecars = new AtomicLong();
+  private final AtomicLong listings = new AtomicLong();
+  private final AtomicLong scontrolCalls = new AtomicLong();
 
-  /** Sidecars by job id (and array id), and by the output paths they name. */
-  private Map<String, SlurmSidecar> byJob = Map.of();
+  /**
+   * The directory as last listed: sidecars by job id (and array id) and by the output paths they
+   * name, and the paths of this node's jobs that exist now, owned by the job's user.
+   */
+  private record Index(
+      Map<String, SlurmSidecar> byJob,
+      Map<String, SlurmSidecar> byPath,
+      List<String> follow,
+      boolean missingPaths,
+      long at) {}
 
-  private Map<String, SlurmSidecar> byPath = Map.of();
-  private final Map<String, Parsed> parsed = new HashMap<>();
-  private long listedAt;
-  private boolean listed;
+  private volatile Index index;
+  private final Map<String, Parsed> parsed = new HashMap<>(); // the listing thread's own
 
   private record Parsed(long mtime, long size, SlurmSidecar sidecar) {}
 
+  /** scontrol's answer for a job (null: not found, failed or timed out), and when it was asked. */
   private record Asked(long at, ScontrolJob job) {}
 
   private final LinkedHashMap<String, Asked> asked;
@@ -61,19 +81,23 @@ public final class SlurmAttribution implements FileSource {
    * @param sidecarDir where the prolog writes sidecars ({@code /run/cudawatch/slurm})
    * @param patterns log path patterns naming the job
    * @param scontrol {@code scontrol show job -d ID}'s output for a job id, or null (not found, no
-   *     scontrol); null function for none
+   *     scontrol); null function for none. Called on {@code scontrolLookups}' threads.
    * @param node this node's Slurm name (GPU lines of other nodes are not this node's)
+   * @param sidecarLookups where the directory is listed
+   * @param scontrolLookups where scontrol runs (a few threads: a slow slurmctld holds them)
    */
   public SlurmAttribution(
       Path sidecarDir,
       List<SlurmPathPattern> patterns,
       Function<String, String> scontrol,
       String node,
-      GpuInventory inventory,
+      Supplier<GpuInventory> inventory,
       Clock clock,
       long refreshMs,
       long ttlMs,
-      int maxJobs) {
+      int maxJobs,
+      Lookups sidecarLookups,
+      Lookups scontrolLookups) {
     this.sidecarDir = sidecarDir;
     this.patterns = List.copyOf(patterns);
     this.scontrol = scontrol;
@@ -83,6 +107,8 @@ public final class SlurmAttribution implements FileSource {
     this.refreshMs = refreshMs;
     this.ttlMs = ttlMs;
     this.maxJobs = maxJobs;
+    this.sidecarLookups = sidecarLookups;
+    this.scontrolLookups = scontrolLookups;
     this.asked =
         new LinkedHashMap<>(16, 0.75f, true) {
           @Override
@@ -97,21 +123,37 @@ public final class SlurmAttribution implements FileSource {
     return badSidecars.get();
   }
 
-  @Override
-  public synchronized FileAttribution.Of of(String file) {
-    Map<String, String> a = new LinkedHashMap<>();
-    a.put("tried", TRIED);
-    refreshSidecars();
-    String job = null;
-    String how = null;
+  /** Listings of the sidecar directory made. */
+  public long listings() {
+    return listings.get();
+  }
+
+  /** scontrol calls made (each at most its deadline). */
+  public long scontrolCalls() {
+    return scontrolCalls.get();
+  }
+
+  /** The job a path pattern names in {@code file}, and which pattern; null when none. */
+  private String[] byPattern(String file) {
     for (SlurmPathPattern p : patterns) {
-      job = p.jobOf(file);
+      String job = p.jobOf(file);
       if (job != null) {
-        how = "slurm path pattern " + p;
-        break;
+        return new String[] {job, "slurm path pattern " + p};
       }
     }
-    SlurmSidecar side = job != null ? byJob.get(job) : byPath.get(file);
+    return null;
+  }
+
+  @Override
+  public FileAttribution.Of of(String file) {
+    Map<String, String> a = new LinkedHashMap<>();
+    a.put("tried", TRIED);
+    String[] named = byPattern(file);
+    String job = named == null ? null : named[0];
+    String how = named == null ? null : named[1];
+    Index ix = index(file, job);
+    SlurmSidecar side =
+        ix == null ? null : job != null ? ix.byJob().get(job) : ix.byPath().get(file);
     if (job == null && side != null) {
       job = side.jobId();
       how = "slurm sidecar (" + (file.equals(side.stdOut()) ? "std_out" : "std_err") + ")";
@@ -143,7 +185,7 @@ public final class SlurmAttribution implements FileSource {
       if (gpus.size() == 1) {
         gpu = gpus.get(0);
         a.put("gpu", gpusFrom);
-        GpuInventory.Gpu g = inventory.byIndex(gpu);
+        GpuInventory.Gpu g = inventory.get().byIndex(gpu);
         if (g != null) {
           uuid = g.uuid();
           a.put("gpu_uuid", gpusFrom + " + nvidia-smi");
@@ -157,34 +199,108 @@ public final class SlurmAttribution implements FileSource {
     return new FileAttribution.Of(job, null, null, gpu, uuid, ordered);
   }
 
-  /** scontrol's view of {@code job}, cached (found or not) for ttlMs. */
+  /**
+   * Whether an answer {@code file} waits for has not come: the directory's first listing, a listing
+   * running while the file is new to it, or scontrol's first answer for its job.
+   */
+  @Override
+  public boolean pending(String file) {
+    Index ix = index;
+    if (ix == null) {
+      return true;
+    }
+    String[] named = byPattern(file);
+    String job = named == null ? null : named[0];
+    SlurmSidecar side = job != null ? ix.byJob().get(job) : ix.byPath().get(file);
+    if (side == null && sidecarLookups.pending(LIST)) {
+      return true;
+    }
+    if (job == null || side != null || scontrol == null) {
+      return false;
+    }
+    synchronized (asked) {
+      return !asked.containsKey(job);
+    }
+  }
+
+  @Override
+  public boolean primed() {
+    return index(null, null) != null;
+  }
+
+  /**
+   * The paths the sidecars of this node's jobs name (standard output and error) that exist now as
+   * regular files owned by the job's user: what {@code slurm.follow_sidecar_paths} follows. A job
+   * of another node, a path that is a link, or a file of someone else (a job's {@code -o
+   * /etc/shadow}) is never named here.
+   */
+  public List<String> followedPaths() {
+    Index ix = index(null, null);
+    return ix == null ? List.of() : ix.follow();
+  }
+
+  /** The index as last listed, asking for a new listing (elsewhere) when one is due. */
+  private Index index(String file, String job) {
+    Index ix = index;
+    long now = clock.millis();
+    boolean due = ix == null || now < ix.at() || now - ix.at() >= refreshMs;
+    if (!due && now - ix.at() >= NEW_FILE_MS) {
+      // a job started since: its sidecar (and its output file) may be there now
+      boolean unknown =
+          file != null
+              && (job != null ? !ix.byJob().containsKey(job) : !ix.byPath().containsKey(file));
+      due = unknown || (file == null && ix.missingPaths());
+    }
+    if (due) {
+      sidecarLookups.submit(LIST, this::list);
+      ix = index;
+    }
+    return ix;
+  }
+
+  /** scontrol's view of {@code job} as last asked; asks (elsewhere) when not asked within ttlMs. */
   private ScontrolJob ask(String job) {
     if (scontrol == null) {
       return null;
     }
     long now = clock.millis();
-    Asked c = asked.get(job);
-    if (c != null && now - c.at() < ttlMs && now >= c.at()) {
-      return c.job();
+    Asked c;
+    synchronized (asked) {
+      c = asked.get(job);
     }
-    String text = scontrol.apply(job);
-    ScontrolJob sj = text == null ? null : ScontrolJob.parse(text);
-    asked.put(job, new Asked(now, sj));
-    return sj;
+    if (c == null || now - c.at() >= ttlMs || now < c.at()) {
+      scontrolLookups.submit("scontrol " + job, () -> lookUp(job));
+      synchronized (asked) {
+        c = asked.get(job);
+      }
+    }
+    return c == null ? null : c.job(); // a stale answer serves until the new one comes
   }
 
-  private void refreshSidecars() {
-    long now = clock.millis();
-    if (listed && now - listedAt < refreshMs && now >= listedAt) {
-      return;
+  private void lookUp(String job) {
+    long at = clock.millis();
+    scontrolCalls.incrementAndGet();
+    String text = scontrol.apply(job);
+    ScontrolJob sj = text == null ? null : ScontrolJob.parse(text);
+    synchronized (asked) {
+      asked.put(job, new Asked(at, sj)); // not found or timed out: not asked again for ttlMs
     }
-    listed = true;
-    listedAt = now;
+  }
+
+  /** Lists the sidecar directory: on the lookup thread, one listing at a time. */
+  private void list() {
+    long now = clock.millis();
+    listings.incrementAndGet();
+    synchronized (parsed) {
+      index = listed(now);
+    }
+  }
+
+  private Index listed(long now) {
+    Index before = index;
     if (sidecarDir == null || !Files.isDirectory(sidecarDir)) {
-      byJob = Map.of();
-      byPath = Map.of();
       parsed.clear();
-      return;
+      return new Index(Map.of(), Map.of(), List.of(), false, now);
     }
     Map<Path, BasicFileAttributes> files = new HashMap<>();
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(sidecarDir, "*.json")) {
@@ -200,7 +316,10 @@ public final class SlurmAttribution implements FileSource {
         }
       }
     } catch (IOException e) {
-      return; // keep what was known
+      // keep what was known
+      return before != null
+          ? new Index(before.byJob(), before.byPath(), before.follow(), before.missingPaths(), now)
+          : new Index(Map.of(), Map.of(), List.of(), false, now);
     }
     List<Path> newest =
         files.keySet().stream()
@@ -212,6 +331,8 @@ public final class SlurmAttribution implements FileSource {
     Map<String, SlurmSidecar> jobs = new HashMap<>();
     Map<String, SlurmSidecar> paths = new HashMap<>();
     Map<String, Parsed> keep = new HashMap<>();
+    Set<String> follow = new LinkedHashSet<>();
+    boolean missing = false;
     for (Path f : newest) {
       BasicFileAttributes at = files.get(f);
       String key = f.getFileName().toString();
@@ -229,17 +350,24 @@ public final class SlurmAttribution implements FileSource {
       if (s.arrayJob() != null) {
         jobs.put(s.arrayJob(), s);
       }
-      if (s.stdOut() != null) {
-        paths.put(s.stdOut(), s);
-      }
-      if (s.stdErr() != null) {
-        paths.put(s.stdErr(), s);
+      for (String out : new String[] {s.stdOut(), s.stdErr()}) {
+        if (out == null) {
+          continue;
+        }
+        paths.put(out, s);
+        if (node.equals(s.node())) {
+          Boolean ok = SidecarPaths.followable(out, s);
+          if (ok == null) {
+            missing = true; // not written yet: look again soon
+          } else if (ok) {
+            follow.add(out);
+          }
+        }
       }
     }
     parsed.clear();
     parsed.putAll(keep);
-    byJob = jobs;
-    byPath = paths;
+    return new Index(Map.copyOf(jobs), Map.copyOf(paths), List.copyOf(follow), missing, now);
   }
 
   private SlurmSidecar read(Path f, long size) {
@@ -253,33 +381,5 @@ public final class SlurmAttribution implements FileSource {
       badSidecars.incrementAndGet();
       return null;
     }
-  }
-
-  /**
-   * Runs {@code scontrol show job -d ID} ({@code binary} as configured); null when it is absent,
-   * fails, or takes over 5 s.
-   */
-  public static Function<String, String> scontrol(String binary) {
-    return job -> {
-      if (!job.matches("[0-9]{1,12}(_[0-9]{1,9})?")) {
-        return null;
-      }
-      try {
-        Process p =
-            new ProcessBuilder(binary, "show", "job", "-d", job).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        if (!p.waitFor(5, TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-          return null;
-        }
-        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        return p.exitValue() == 0 ? text : null;
-      } catch (IOException e) {
-        return null;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return null;
-      }
-    };
   }
 }

@@ -13,7 +13,7 @@ import java.util.List;
  *
  * <pre>{"job_id":"4","array_job":null,"user":"alice","node":"vm","gpus":[1,2],
  *  "std_out":"/home/alice/train-4.out","std_err":"/home/alice/train-4.err",
- *  "work_dir":"/home/alice","gpus_from":"scontrol show job -d"}</pre>
+ *  "work_dir":"/home/alice","gpus_from":"scontrol show job -d","uid":1000}</pre>
  *
  * @param jobId {@code SLURM_JOB_ID}
  * @param arrayJob {@code A_a} for an array task ({@code SLURM_ARRAY_JOB_ID_SLURM_ARRAY_TASK_ID}),
@@ -25,6 +25,7 @@ import java.util.List;
  * @param stdErr standard error path, or null
  * @param gpusFrom where the prolog learnt the GPUs ({@code SLURM_JOB_GPUS}, {@code scontrol show
  *     job -d}), or null
+ * @param uid the job user's uid ({@code SLURM_JOB_UID}), or null (sidecars of older prologs)
  */
 public record SlurmSidecar(
     String jobId,
@@ -34,7 +35,8 @@ public record SlurmSidecar(
     List<Integer> gpus,
     String stdOut,
     String stdErr,
-    String gpusFrom) {
+    String gpusFrom,
+    Integer uid) {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Parses one sidecar; an {@link IOException} with a one-line reason when it is not one. */
@@ -69,7 +71,10 @@ public record SlurmSidecar(
         List.copyOf(gpus),
         text(n, "std_out"),
         text(n, "std_err"),
-        text(n, "gpus_from"));
+        text(n, "gpus_from"),
+        n.path("uid").canConvertToInt() && n.path("uid").asInt() >= 0
+            ? n.path("uid").asInt()
+            : null);
   }
 
   private static String text(JsonNode n, String key) {

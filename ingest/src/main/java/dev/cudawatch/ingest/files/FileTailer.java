@@ -66,6 +66,7 @@ public final class FileTailer implements AutoCloseable {
   private volatile int idleCount;
   private boolean first = true;
   private long quietMarkerMs;
+  private java.util.function.Supplier<? extends java.util.Collection<String>> alsoFollow;
 
   public FileTailer(
       List<String> globs, Map<String, FilePosition> positions, int maxLineBytes, long readBudget) {
@@ -143,6 +144,16 @@ public final class FileTailer implements AutoCloseable {
   }
 
   /**
+   * Follows these paths too, as if a glob matched each (asked at every scan; must not block): the
+   * output files that this node's Slurm sidecars name.
+   */
+  public FileTailer alsoFollow(
+      java.util.function.Supplier<? extends java.util.Collection<String>> paths) {
+    this.alsoFollow = paths;
+    return this;
+  }
+
+  /**
    * One round: read what open files gained; when a scan is due, also follow renames, drain what
    * left, wake idle files that changed and pick up new files. Returns bytes read.
    */
@@ -170,6 +181,20 @@ public final class FileTailer implements AutoCloseable {
             sizes.put(seen.identity(), seen.size());
           }
         } catch (IOException e) {
+          openFailures.incrementAndGet();
+        }
+      }
+    }
+    if (alsoFollow != null) {
+      for (String named : alsoFollow.get()) {
+        try {
+          FileIdentity.Seen seen = FileIdentity.stat(Path.of(named));
+          if (seen != null
+              && seen.regular()
+              && present.putIfAbsent(seen.identity(), Path.of(named)) == null) {
+            sizes.put(seen.identity(), seen.size());
+          }
+        } catch (IOException | RuntimeException e) {
           openFailures.incrementAndGet();
         }
       }

@@ -172,7 +172,9 @@ class PodResourcesIT {
       assertEquals(1, PodResourcesClient.gpus(node(), 1).size(), "bounded");
 
       StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
-      KubernetesAttribution k = new KubernetesAttribution(c, NODE, clock, 30_000, 2_000);
+      KubernetesAttribution k =
+          new KubernetesAttribution(
+              c, () -> NODE, clock, 30_000, 2_000, Lookups.inline(new Changes()));
       FileAttribution.Of a =
           k.of(
               "/var/log/pods/training_llm-worker-3_3f6b2a1c-8d4e-4b7a-9c2d-1e0f5a6b7c8d/trainer/0.log");
@@ -217,7 +219,8 @@ class PodResourcesIT {
       assertTrue(e.getMessage().contains("DEADLINE_EXCEEDED"), e.getMessage());
       StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
       FileAttribution.Of a =
-          new KubernetesAttribution(c, NODE, clock, 30_000, 2_000)
+          new KubernetesAttribution(
+                  c, () -> NODE, clock, 30_000, 2_000, Lookups.inline(new Changes()))
               .of("/var/log/pods/a_b_c/d/0.log");
       assertNull(a.gpu());
       assertTrue(a.attribution().get("tried").contains("DEADLINE_EXCEEDED"), a.toString());

@@ -61,16 +61,38 @@ class ProcessScanTest {
 
     // the agent's view: one pass over /proc, the file's records take the writer's GPU and rank
     FileAttribution.Of a =
-        new FileAttribution(scan, java.time.Clock.systemUTC(), 60_000)
+        new FileAttribution(
+                scan, java.time.Clock.systemUTC(), 60_000, Lookups.inline(new Changes()))
             .of(log.toAbsolutePath().toString());
     assertEquals(0, a.gpu());
     assertEquals(2, a.rank());
     assertEquals("writing process's open /dev/nvidia0", a.attribution().get("gpu"));
     assertEquals("4242", a.attribution().get("pid"));
     FileAttribution.Of none =
-        new FileAttribution(scan, java.time.Clock.systemUTC(), 60_000)
+        new FileAttribution(
+                scan, java.time.Clock.systemUTC(), 60_000, Lookups.inline(new Changes()))
             .of(dir.resolve("other.log").toString());
     assertEquals(null, none.gpu());
     assertTrue(none.attribution().get("tried").contains("no process had the file open"));
+  }
+
+  @Test
+  void aHungNvidiaSmiIsKilledAtItsDeadlineAndTheScanGoesOn() throws Exception {
+    Path smi = dir.resolve("nvidia-smi");
+    Path pid = dir.resolve("smi.pid");
+    // prints, then holds its stdout open: reading to the end first would wait for it for good
+    Files.writeString(
+        smi, "#!/bin/sh\necho \"GPU 00000000:00:06.0\"\necho $$ > " + pid + "\nexec sleep 600\n");
+    Files.setPosixFilePermissions(
+        smi, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    ProcessScan scan =
+        ProcessScan.forNode(smi.toString(), GpuInventory::empty, java.time.Duration.ofSeconds(2));
+    java.util.Map<String, ProcessScan.Found> open = scan.openFiles(p -> false);
+    assertTrue(open.isEmpty());
+    long hung = Long.parseLong(Files.readString(pid).strip());
+    dev.cudawatch.testkit.Await.until(
+        "the hung nvidia-smi to be killed",
+        () -> ProcessHandle.of(hung).map(h -> !h.isAlive()).orElse(true),
+        java.time.Duration.ofSeconds(30));
   }
 }

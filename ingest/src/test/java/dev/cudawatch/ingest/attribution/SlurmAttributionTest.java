@@ -32,11 +32,13 @@ class SlurmAttributionTest {
             SlurmPathPattern.compile("/var/log/training/%j/**")),
         scontrol,
         "vm",
-        FOUR,
+        () -> FOUR,
         clock,
         5_000,
         60_000,
-        100);
+        100,
+        Lookups.inline(new Changes()),
+        Lookups.inline(new Changes()));
   }
 
   @Test
@@ -114,5 +116,61 @@ class SlurmAttributionTest {
     clock.advance(java.time.Duration.ofSeconds(6));
     assertEquals("8", s.of("/tmp/jobs/n.out").job());
     assertTrue(s.of("/tmp/jobs/n.out").attribution().get("tried").startsWith("slurm"));
+  }
+
+  @Test
+  void onlyTheOutputOfThisNodesJobsOwnedByTheJobsUserIsFollowed() throws Exception {
+    Path side = Files.createDirectories(dir.resolve("sidecars"));
+    Path out = Files.createDirectories(dir.resolve("home/alice"));
+    Files.writeString(out.resolve("train-4.out"), "step 1\n");
+    Files.writeString(out.resolve("train-4.err"), "warning\n");
+    Files.writeString(out.resolve("slurm-9.out"), "another node's job, on the shared home\n");
+    Files.writeString(out.resolve("shadow"), "secret\n");
+    Files.createSymbolicLink(out.resolve("link-6.out"), out.resolve("shadow"));
+    int me = (int) Files.getAttribute(out.resolve("shadow"), "unix:uid");
+    Files.setOwner(
+        out.resolve("shadow"),
+        out.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+    Files.writeString(
+        side.resolve("4.json"),
+        sidecar("4", "vm", me, out.resolve("train-4.out"), out.resolve("train-4.err")));
+    Files.writeString(
+        side.resolve("9.json"),
+        sidecar("9", "other-node", me, out.resolve("slurm-9.out"), out.resolve("slurm-9.out")));
+    Files.writeString(
+        side.resolve("5.json"), sidecar("5", "vm", me, out.resolve("shadow"), out.resolve("x")));
+    Files.writeString(
+        side.resolve("6.json"),
+        sidecar("6", "vm", me, out.resolve("link-6.out"), out.resolve("../alice/train-4.out")));
+    Files.writeString(
+        side.resolve("7.json"),
+        sidecar("7", "vm", me, out.resolve("later-7.out"), out.resolve("later-7.out")));
+    StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
+    SlurmAttribution s = source(id -> null, clock);
+
+    assertEquals(
+        List.of(out.resolve("train-4.err").toString(), out.resolve("train-4.out").toString()),
+        s.followedPaths().stream().sorted().toList(),
+        "not another node's job, nor another user's file, a link, or a path not yet written");
+    assertEquals("9", s.of(out.resolve("slurm-9.out").toString()).job(), "still attributed");
+
+    // job 7 starts writing: the directory is listed again soon, not only every refresh_ms
+    Files.writeString(out.resolve("later-7.out"), "step 1\n");
+    clock.advance(java.time.Duration.ofMillis(SlurmAttribution.NEW_FILE_MS));
+    assertTrue(s.followedPaths().contains(out.resolve("later-7.out").toString()));
+  }
+
+  private static String sidecar(String job, String node, int uid, Path stdOut, Path stdErr) {
+    return "{\"job_id\":\""
+        + job
+        + "\",\"user\":\"alice\",\"node\":\""
+        + node
+        + "\",\"gpus\":[0],\"std_out\":\""
+        + stdOut
+        + "\",\"std_err\":\""
+        + stdErr
+        + "\",\"uid\":"
+        + uid
+        + "}";
   }
 }

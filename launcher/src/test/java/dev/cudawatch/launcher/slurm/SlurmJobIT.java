@@ -49,10 +49,11 @@ import org.junit.jupiter.api.io.TempDir;
  * through cudawatch-srun, one of them dying on a real CUDA traceback from the H200 corpus. Its
  * output goes through cudawatch run to a real broker and Flink job (LocalCluster), and the test
  * checks that every record and the incident carry the Slurm job id and the task's rank; a plain
- * sbatch job (no cudawatch run) followed by a node agent gets its job id from its slurm-%j.out path
- * and, for its stderr file, from the sidecar the prolog wrote; and that the node is never drained
- * (also when the job's log directory is gone before the epilog), and that root writes nothing into
- * a path the user controls.
+ * sbatch job (no cudawatch run) followed by a node agent (no glob: the output paths the prolog's
+ * sidecar names for this node's job) gets its job id from its slurm-%j.out path and, for its stderr
+ * file, from the sidecar the prolog wrote; and that the node is never drained (also when the job's
+ * log directory is gone before the epilog), and that root writes nothing into a path the user
+ * controls.
  */
 class SlurmJobIT {
   private static final int NOBODY = 65534;
@@ -127,7 +128,8 @@ class SlurmJobIT {
                 etc.resolve("epilog.sh"))) {
       pipeline.start();
       Map<String, String> env = new HashMap<>();
-      env.put("CUDAWATCH_HOME", REPO.toString());
+      // what the job's user runs, where that user can reach it: the clone may sit in a 0700 home
+      env.put("CUDAWATCH_HOME", stageForJobs(tmp.resolve("cudawatch-home")).toString());
       env.put("CUDAWATCH_AGENT_KAFKA__BOOTSTRAP_SERVERS", pipeline.bootstrapServers());
       env.put("LOG_ROOT", logRoot.toString());
       env.put("HOME", home.toString());
@@ -336,12 +338,12 @@ class SlurmJobIT {
         AgentSettings.defaults()
             .with(
                 new KafkaSettings(pipeline.bootstrapServers(), Map.of()),
-                List.of(out + "/*.out", out + "/*.txt"),
+                List.of(), // as deploy/slurm/agent.yaml: no glob, the sidecars' paths
                 tmp.resolve("agent-state").toString())
             .withSources(null, 0, -1)
             .withAttribution(
                 new SlurmSourceSettings(
-                    true, sidecars.toString(), null, "", slurm.node(), null, null),
+                    true, sidecars.toString(), null, "", slurm.node(), null, null, true, null),
                 new KubernetesSourceSettings(false, null, null, null, null));
     Path script = home.resolve("plain.sh");
     Files.writeString(
@@ -372,6 +374,7 @@ class SlurmJobIT {
       JsonNode side = WireJson.mapper().readTree(Files.readString(sidecar));
       assertEquals(job, side.path("job_id").asText(), side.toString());
       assertEquals("nobody", side.path("user").asText(), side.toString());
+      assertEquals(NOBODY, side.path("uid").asInt(-1), side.toString());
       assertEquals(slurm.node(), side.path("node").asText(), side.toString());
       assertEquals(out + "/errors-" + job + ".txt", side.path("std_err").asText(), side.toString());
       assertEquals(out + "/slurm-" + job + ".out", side.path("std_out").asText(), side.toString());
@@ -411,6 +414,32 @@ class SlurmJobIT {
           "the plain job's incident");
       return job;
     }
+  }
+
+  /**
+   * Copies what the job's user executes (bin/cudawatch, deploy/slurm/cudawatch-srun, the agent jar)
+   * to {@code home} in the repository's layout, world-readable: the clone itself may sit in a 0700
+   * home directory (as Debian 12 makes them) that the job's user cannot enter. The test's temporary
+   * directory removes it.
+   */
+  private static Path stageForJobs(Path home) throws Exception {
+    Files.createDirectories(home);
+    for (String f :
+        List.of(
+            "bin/cudawatch", "deploy/slurm/cudawatch-srun", "ingest/target/cudawatch-agent.jar")) {
+      Path rel = Path.of(f);
+      Path d = home;
+      for (int i = 0; i < rel.getNameCount() - 1; i++) {
+        d = Files.createDirectories(d.resolve(rel.getName(i).toString()));
+        SlurmCluster.openUp(d);
+      }
+      Path to = d.resolve(rel.getFileName().toString());
+      Files.copy(REPO.resolve(f), to);
+      Files.setPosixFilePermissions(
+          to, PosixFilePermissions.fromString(f.endsWith(".jar") ? "rw-r--r--" : "rwxr-xr-x"));
+    }
+    SlurmCluster.openUp(home);
+    return home;
   }
 
   private static void assertNodeUsable(SlurmCluster slurm) throws Exception {
