@@ -21,13 +21,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -243,13 +241,5 @@ public final class RunMain implements Callable<Integer> {
     t.setDaemon(true); // a child left holding the pipe must not keep `run` alive
     t.start();
     return t;
-  }
-
-  static void deleteTree(Path dir) throws IOException {
-    try (Stream<Path> w = Files.walk(dir)) {
-      for (Path f : w.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(f);
-      }
-    }
   }
 }
