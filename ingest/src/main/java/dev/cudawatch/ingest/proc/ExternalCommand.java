@@ -36,6 +36,9 @@ public final class ExternalCommand {
 
   private static final int MAX_OUTPUT_BYTES = 4 << 20;
 
+  /** How long the pipe is read after the program exited. */
+  private static final Duration EXIT_GRACE = Duration.ofMillis(500);
+
   private ExternalCommand() {}
 
   /**
@@ -53,15 +56,17 @@ public final class ExternalCommand {
     } catch (IOException | RuntimeException e) {
       return new Result(Outcome.NOT_STARTED, -1, null);
     }
-    CompletableFuture<String> output = new CompletableFuture<>();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CompletableFuture<Void> eof = new CompletableFuture<>();
     Thread reader =
         new Thread(
             () -> {
               try (InputStream in = p.getInputStream()) {
-                output.complete(readBounded(in));
+                readBounded(in, out);
               } catch (IOException | RuntimeException e) {
-                output.complete("");
+                // what was read stays
               }
+              eof.complete(null);
             },
             "cudawatch-cmd-" + shortName(command));
     reader.setDaemon(true);
@@ -72,13 +77,25 @@ public final class ExternalCommand {
         kill(p);
         return new Result(Outcome.TIMED_OUT, -1, null);
       }
-      // the process exited; a child it left holding the pipe must not hold us either
-      long left = Math.max(1, deadline - System.nanoTime());
-      String text = output.get(left, TimeUnit.NANOSECONDS);
+      // it exited, so all it wrote is in the pipe: read on briefly; a child it left behind may hold
+      // the pipe open for good, and must not hold the caller (its reader thread stays, a daemon)
+      if (!done(eof, Math.min(EXIT_GRACE.toNanos(), deadline - System.nanoTime()))) {
+        // no end of file: read on while the output still grows (a loaded machine schedules the
+        // reader late), until the deadline at most
+        for (int last = -1, size; System.nanoTime() < deadline; last = size) {
+          synchronized (out) {
+            size = out.size();
+          }
+          if ((size > 0 && size == last) || done(eof, 100_000_000L)) {
+            break;
+          }
+        }
+      }
+      String text;
+      synchronized (out) {
+        text = out.toString(StandardCharsets.UTF_8);
+      }
       return new Result(Outcome.EXITED, p.exitValue(), p.exitValue() == 0 ? text : null);
-    } catch (TimeoutException e) {
-      kill(p);
-      return new Result(Outcome.TIMED_OUT, -1, null);
     } catch (InterruptedException e) {
       kill(p);
       Thread.currentThread().interrupt();
@@ -88,21 +105,31 @@ public final class ExternalCommand {
     }
   }
 
+  private static boolean done(CompletableFuture<Void> eof, long nanos)
+      throws InterruptedException, ExecutionException {
+    try {
+      eof.get(Math.max(1, nanos), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    }
+  }
+
   /** The output of a run that exited 0 in time, or null. */
   public static String output(Duration timeout, String... command) {
     Result r = run(List.of(command), timeout);
     return r.ok() ? r.output() : null;
   }
 
-  private static String readBounded(InputStream in) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private static void readBounded(InputStream in, ByteArrayOutputStream out) throws IOException {
     byte[] buf = new byte[8192];
     for (int n; (n = in.read(buf)) > 0; ) {
-      if (out.size() < MAX_OUTPUT_BYTES) {
-        out.write(buf, 0, Math.min(n, MAX_OUTPUT_BYTES - out.size()));
-      } // past the cap: read on and drop, so the program never blocks on a full pipe
+      synchronized (out) {
+        if (out.size() < MAX_OUTPUT_BYTES) {
+          out.write(buf, 0, Math.min(n, MAX_OUTPUT_BYTES - out.size()));
+        } // past the cap: read on and drop, so the program never blocks on a full pipe
+      }
     }
-    return out.toString(StandardCharsets.UTF_8);
   }
 
   /** Kills the process and everything it started (what it forked would hold the pipe). */
