@@ -235,7 +235,8 @@ public final class AgentMetrics {
   }
 
   /** Attribution's lookups, by counter name ({@link AttributionSources#counters()}). */
-  void attribution(Map<String, LongSupplier> counters) {
+  /** The attribution sources open after the endpoint: looked up at each scrape. */
+  void attribution(java.util.function.Supplier<Map<String, LongSupplier>> countersNow) {
     CounterWithCallback.builder()
         .name("cudawatch_agent_attribution_total")
         .help(
@@ -243,7 +244,13 @@ public final class AgentMetrics {
                 + " full queue, lines shipped before their file's attribution was known, and new"
                 + " files whose first line waited for it")
         .labelNames("what")
-        .callback(cb -> counters.forEach((what, n) -> cb.call(n.getAsLong(), what)))
+        .callback(
+            cb -> {
+              Map<String, LongSupplier> counters = countersNow.get();
+              if (counters != null) {
+                counters.forEach((what, n) -> cb.call(n.getAsLong(), what));
+              }
+            })
         .register(registry);
   }
 

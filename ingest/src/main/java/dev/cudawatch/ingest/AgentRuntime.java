@@ -52,7 +52,7 @@ public final class AgentRuntime implements AutoCloseable {
   private volatile KernelLogSource kernel;
   private volatile GpuMemorySampler sampler;
   private AgentEndpoint http;
-  private AttributionSources attribution;
+  private volatile AttributionSources attribution; // opened after the endpoint started
   private final NvidiaSmiHealth smiHealth = new NvidiaSmiHealth();
 
   /** How long start waits for nvidia-smi's answers before starting without them. */
@@ -150,7 +150,7 @@ public final class AgentRuntime implements AutoCloseable {
     if (settings.httpPort() >= 0) {
       AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
-      metrics.attribution(attribution.counters());
+      metrics.attribution(() -> attribution == null ? null : attribution.counters());
       http =
           new AgentEndpoint(
               settings.httpHost(),
