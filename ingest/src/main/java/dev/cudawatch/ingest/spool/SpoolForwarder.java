@@ -209,10 +209,17 @@ public final class SpoolForwarder implements dev.cudawatch.ingest.StoppableSourc
       stop(java.time.Duration.ofSeconds(1));
     }
     shipper.flush();
-    commitAcked();
-    if (pendingCommit != null) {
-      spool.commit(pendingCommit.seq, pendingCommit.offsetAfter);
-      pendingCommit = null;
+    try {
+      commitAcked();
+      if (pendingCommit != null) {
+        spool.commit(pendingCommit.seq, pendingCommit.offsetAfter);
+        pendingCommit = null;
+      }
+    } catch (IOException e) {
+      // a full disk: the cursor stays where it was saved last, so the next start sends the
+      // records after it again (repeats are dropped by id); nothing is lost
+      LOG.warn(
+          "spool cursor not saved at stop ({}): records after it are sent again", e.toString());
     }
   }
 }
