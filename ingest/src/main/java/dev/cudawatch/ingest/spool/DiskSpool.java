@@ -582,9 +582,10 @@ public final class DiskSpool implements AutoCloseable {
       // repeat); never read on from a guess
       cursorResets.incrementAndGet();
       LOG.warn(
-          "spool cursor {} is unusable ({}): reading the spool again from its oldest segment",
-          c.path(),
-          e.getMessage());
+          "spool cursor unusable ({}): reading the spool again from its oldest segment",
+          e.getMessage() != null && e.getMessage().contains(c.path().toString())
+              ? e.getMessage()
+              : c.path() + ": " + e.getMessage());
       return new long[] {0, 0};
     }
   }
