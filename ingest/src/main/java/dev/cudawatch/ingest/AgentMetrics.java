@@ -196,6 +196,10 @@ public final class AgentMetrics {
         "cudawatch_agent_kmsg_spool_retries_total",
         "Kernel records offered to the spool again after a failed write (full disk); none lost",
         () -> runtime.kernelSource() == null ? 0 : runtime.kernelSource().spoolRetries());
+    counter(
+        "cudawatch_agent_kmsg_cursor_resets_total",
+        "Unreadable kernel log cursors (corrupt, newer format): this boot's records were read again",
+        () -> runtime.kernelSource() == null ? 0 : runtime.kernelSource().cursorResets());
     GaugeWithCallback.builder()
         .name("cudawatch_agent_healthy")
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")

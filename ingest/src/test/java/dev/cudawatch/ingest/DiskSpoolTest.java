@@ -110,7 +110,16 @@ class DiskSpoolTest {
       DiskSpool.Entry a = s.poll(0);
       s.commit(a.seq(), a.offsetAfter());
     }
-    for (String junk : List.of("12 abc\n", "", "-4 7", "99999999999999999999999 1", "1 999999")) {
+    for (String junk :
+        List.of(
+            "12 abc\n",
+            "",
+            "-4 7",
+            "99999999999999999999999 1",
+            "1 999999",
+            "{\"format\":2,\"segment\":1}",
+            "{\"format\":2,\"segment\":-1,\"offset\":0}",
+            "{\"format\":2,\"segment\":1,\"offset\":999999}")) {
       Files.writeString(dir.resolve("cursor"), junk);
       Files.writeString(dir.resolve("notes.seg"), "not a segment");
       Files.writeString(dir.resolve(".cursor.123.tmp"), "left by a crash");
@@ -120,6 +129,61 @@ class DiskSpoolTest {
         assertArrayEquals(b("b"), s.poll(0).bytes());
       }
       assertFalse(Files.exists(dir.resolve(".cursor.123.tmp")));
+    }
+  }
+
+  private static final Path OLD_SPOOL =
+      Path.of("src/test/resources/upgrade/release-5be5e18/state/spool");
+
+  /** The texts of spooled records ([key length][key][record JSON]) read from now on. */
+  private static List<String> drain(DiskSpool s) throws Exception {
+    List<String> out = new java.util.ArrayList<>();
+    for (DiskSpool.Entry e; (e = s.poll(0)) != null; ) {
+      String all = new String(e.bytes(), StandardCharsets.UTF_8);
+      out.add(
+          dev.cudawatch.common.wire.WireJson.mapper()
+              .readTree(all.substring(all.indexOf('{')))
+              .path("text")
+              .asText());
+    }
+    return out;
+  }
+
+  private void copyOldSpool() throws Exception {
+    try (var files = Files.list(OLD_SPOOL)) {
+      for (Path f : files.toList()) {
+        Files.copy(f, dir.resolve(f.getFileName().toString()));
+      }
+    }
+  }
+
+  @Test
+  void theCursorOfRelease5be5e18IsReadOnAndMigratedByTheNextCommit() throws Exception {
+    copyOldSpool();
+    assertEquals("1 1038", Files.readString(dir.resolve("cursor")).strip(), "the old form");
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      List<String> unsent = drain(s);
+      assertEquals(2, unsent.size(), unsent.toString());
+      assertTrue(unsent.get(0).endsWith("phase-2 first"), unsent.toString());
+      assertTrue(unsent.get(1).endsWith("phase-2 second"), unsent.toString());
+      assertEquals(0, s.cursorResets());
+      s.commit(1, Files.size(dir.resolve("00000000000000000001.seg")));
+    }
+    var now = dev.cudawatch.common.wire.WireJson.mapper().readTree(dir.resolve("cursor").toFile());
+    assertEquals(dev.cudawatch.ingest.spool.SpoolCursor.FORMAT, now.path("format").asInt());
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      assertEquals(List.of(), drain(s), "the new form reads back: nothing again");
+    }
+  }
+
+  @Test
+  void aCursorOfANewerReleaseIsCountedAndTheSpoolReadAgainNeverSkipped() throws Exception {
+    copyOldSpool();
+    Files.writeString(
+        dir.resolve("cursor"), "{\"format\":3,\"segment\":1,\"offset\":2072,\"x\":1}");
+    try (DiskSpool s = new DiskSpool(dir, 1 << 20, 1 << 16)) {
+      assertEquals(1, s.cursorResets());
+      assertEquals(4, drain(s).size(), "all four records again, the sent ones repeat by id");
     }
   }
 

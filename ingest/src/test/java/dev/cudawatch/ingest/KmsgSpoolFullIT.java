@@ -75,8 +75,10 @@ class KmsgSpoolFullIT {
         assertTrue(taken > 0 && taken < XIDS, "some Xids spooled, not all: " + taken);
       } // stops while the kernel source waits
       long cursor =
-          Long.parseLong(
-              Files.readString(state.resolve("kernel/kmsg-cursor")).strip().split(" ")[1]);
+          dev.cudawatch.common.wire.WireJson.mapper()
+              .readTree(state.resolve("kernel/kmsg-cursor").toFile())
+              .path("seq")
+              .asLong(-1);
       assertEquals(taken - 1, cursor, "the cursor stops at the last Xid spooled, seq " + taken);
 
       Files.delete(filler); // room again

@@ -4,6 +4,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.spool.DiskSpool;
+import dev.cudawatch.ingest.spool.SpoolCursor;
 import dev.cudawatch.ingest.streams.SpoolingOutput;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -350,10 +350,11 @@ public final class RunSpoolAdoption implements Runnable {
         Channels.newInputStream(
             run.newByteChannel(
                 Path.of("cursor"), Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)))) {
-      String[] p = new String(in.readNBytes(64), StandardCharsets.US_ASCII).strip().split(" ");
-      return new long[] {Long.parseLong(p[0]), Long.parseLong(p[1])};
+      SpoolCursor c = SpoolCursor.decode(in.readNBytes(256), "the run's spool cursor");
+      return new long[] {c.segment(), c.offset()};
     } catch (IOException | RuntimeException e) {
-      return new long[] {0, 0}; // read all again: repeats are dropped by id, nothing is lost
+      // corrupt, or of a newer release: read all again (repeats are dropped by id), never skip
+      return new long[] {0, 0};
     }
   }
 

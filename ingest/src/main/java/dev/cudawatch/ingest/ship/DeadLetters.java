@@ -24,8 +24,14 @@ import org.slf4j.LoggerFactory;
  * dead-letters.jsonl} ({@code 0600}, in a {@code 0700} directory), synced before the record counts
  * as handled. Bounded in bytes: once full, {@link #put} refuses and the sender keeps the record
  * (the file waits, the spool retries), so nothing is dropped unseen.
+ *
+ * <p>The agent only appends to the file, never reads it back; each line names its {@code format}
+ * for the tools that do. Lines of releases up to 5be5e18 have none (format 1: the same fields).
  */
 public final class DeadLetters {
+  /** The format of each line: 2 = {@code format, time, reason, error, key, record}. */
+  public static final int FORMAT = 2;
+
   private static final Logger LOG = LoggerFactory.getLogger(DeadLetters.class);
 
   private final Path file;
@@ -48,6 +54,7 @@ public final class DeadLetters {
    */
   public synchronized boolean put(String reason, String error, byte[] key, byte[] value) {
     ObjectNode n = WireJson.mapper().createObjectNode();
+    n.put("format", FORMAT);
     n.put("time", clock.instant().toString());
     n.put("reason", reason);
     n.put("error", error);

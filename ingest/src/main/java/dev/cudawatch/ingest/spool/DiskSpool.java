@@ -1,13 +1,13 @@
 package dev.cudawatch.ingest.spool;
 
 import dev.cudawatch.common.io.AtomicFiles;
+import dev.cudawatch.ingest.state.StateFile;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * <p>Segments are versioned: each starts with {@link #MAGIC} and {@link #FORMAT}. The magic sits
  * where a record's length would be and is negative, so headerless segments of earlier releases
  * (format 1) are still read; a segment of a format newer than this reader is left alone, logged and
- * counted, never misread.
+ * counted, never misread. The cursor is a versioned {@link SpoolCursor}; one of a newer format is
+ * treated as unreadable (read again, counted), never guessed at.
  *
  * <p>While open, a spool holds an exclusive lock on its {@code lock} file (created under a
  * temporary name, locked, then linked into place, so it is never seen unlocked): another process
@@ -54,6 +55,10 @@ public final class DiskSpool implements AutoCloseable {
 
   static final int HEADER_BYTES = 8;
   public static final String LOCK = "lock";
+
+  /** The read cursor's file: a {@link SpoolCursor}. */
+  public static final String CURSOR = "cursor";
+
   private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> GROUP_READ =
       PosixFilePermissions.fromString("rw-r-----");
   private static final Logger LOG = LoggerFactory.getLogger(DiskSpool.class);
@@ -528,10 +533,9 @@ public final class DiskSpool implements AutoCloseable {
         Files.deleteIfExists(segment(s));
       }
     }
-    AtomicFiles.write(
-        dir.resolve("cursor"), (seq + " " + offset + "\n").getBytes(StandardCharsets.US_ASCII));
+    cursorFile().write(new SpoolCursor(seq, offset));
     if (shared) {
-      Files.setPosixFilePermissions(dir.resolve("cursor"), GROUP_READ);
+      Files.setPosixFilePermissions(dir.resolve(CURSOR), GROUP_READ);
     }
   }
 
@@ -561,32 +565,33 @@ public final class DiskSpool implements AutoCloseable {
     return false;
   }
 
-  private long[] readCursor() throws IOException {
-    Path c = dir.resolve("cursor");
-    if (!Files.exists(c, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return new long[] {0, 0};
-    }
+  private long[] readCursor() {
+    StateFile<SpoolCursor> c = cursorFile();
     try {
-      String[] parts = Files.readString(c, StandardCharsets.US_ASCII).strip().split(" ");
-      long seq = Long.parseLong(parts[0]);
-      long offset = Long.parseLong(parts[1]);
-      if (parts.length != 2 || seq < 0 || offset < 0) {
-        throw new NumberFormatException("not two positive numbers");
+      SpoolCursor cursor = c.read();
+      if (cursor == null) {
+        return new long[] {0, 0};
       }
-      Long size = segmentSizes.get(seq);
-      if (size != null && offset > size) {
-        throw new NumberFormatException("offset past the end of its segment");
+      Long size = segmentSizes.get(cursor.segment());
+      if (size != null && cursor.offset() > size) {
+        throw new IOException("offset past the end of its segment");
       }
-      return new long[] {seq, offset};
+      return new long[] {cursor.segment(), cursor.offset()};
     } catch (IOException | RuntimeException e) {
-      // a stray or corrupt cursor must not stop the agent: read everything again (ids repeat)
+      // a stray, corrupt or newer cursor must not stop the agent: read everything again (ids
+      // repeat); never read on from a guess
       cursorResets.incrementAndGet();
       LOG.warn(
-          "spool cursor {} is unreadable ({}): reading the spool again from its oldest segment",
-          c,
-          e.toString());
+          "spool cursor unusable ({}): reading the spool again from its oldest segment",
+          e.getMessage() != null && e.getMessage().contains(c.path().toString())
+              ? e.getMessage()
+              : c.path() + ": " + e.getMessage());
       return new long[] {0, 0};
     }
+  }
+
+  private StateFile<SpoolCursor> cursorFile() {
+    return new StateFile<>(dir.resolve(CURSOR), SpoolCursor.CODEC);
   }
 
   private static long countRecords(Path p, int start) throws IOException {

@@ -258,6 +258,11 @@ public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSour
     return spoolRetries.get();
   }
 
+  /** Times the cursor could not be read (corrupt, newer format): this boot was read again. */
+  public long cursorResets() {
+    return cursor.resets();
+  }
+
   @Override
   public boolean stopRequested() {
     return !running;
