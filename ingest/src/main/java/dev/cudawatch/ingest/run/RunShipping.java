@@ -127,13 +127,13 @@ public final class RunShipping {
       shipped = false;
     }
     stop();
-    if (shipped) {
-      try {
-        spool.close();
+    try {
+      spool.close(); // releases its lock: the node agent adopts only spools no run holds
+      if (shipped) {
         deleteTree(spoolDir);
-      } catch (IOException | RuntimeException e) {
-        // shipped already; the agent removes an empty spool too
       }
+    } catch (IOException | RuntimeException e) {
+      // shipped already, or left for the agent, which reads a spool's cursor as it was saved
     }
     return shipped;
   }
