@@ -90,6 +90,8 @@ public final class AgentRuntime implements AutoCloseable {
     forwarder = new SpoolForwarder(spool, shipper, 20_000);
   }
 
+  private AgentMetrics metrics;
+
   public void start(boolean stdin) throws IOException {
     startHttp(); // first: /healthz answers while the sources start
     start(forwarder, "spool", false);
@@ -97,6 +99,9 @@ public final class AgentRuntime implements AutoCloseable {
     // lookups (scontrol, sidecars, /proc, the kubelet, nvidia-smi) run on their own threads; open
     // waits at most a second for the first answers, so a wedged GPU's nvidia-smi holds nothing
     attribution = AttributionSources.open(settings, clock);
+    if (metrics != null) {
+      metrics.attribution(attribution.counters()); // the endpoint started before the sources
+    }
     agent.attributeFiles(attribution.chain());
     if (attribution.followed() != null) {
       agent.alsoFollow(attribution.followed()); // slurm.follow_sidecar_paths
@@ -148,9 +153,8 @@ public final class AgentRuntime implements AutoCloseable {
 
   private void startHttp() throws IOException {
     if (settings.httpPort() >= 0) {
-      AgentMetrics metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
+      metrics = new AgentMetrics(agent, shipper, spool, streamLines::get);
       metrics.register(this);
-      metrics.attribution(attribution.counters());
       http =
           new AgentEndpoint(
               settings.httpHost(),
