@@ -245,7 +245,8 @@ public final class AgentMetrics {
         .name("cudawatch_agent_attribution_total")
         .help(
             "Attribution lookups (lookups_*), their timeouts and failures, lookups refused by a"
-                + " full queue, lines shipped before their file's attribution was known, and new"
+                + " full queue, Slurm sidecars refused for a path their job's user does not own"
+                + " (sidecars_refused), lines shipped before their file's attribution was known, and new"
                 + " files whose first line waited for it")
         .labelNames("what")
         .callback(

@@ -191,7 +191,8 @@ public final class AttributionSources implements AutoCloseable {
 
   /**
    * Counters for the agent's metrics, by name: lookups run (by kind), timeouts, lookups refused by
-   * a full queue, lines shipped before their attribution was known, and new files that waited.
+   * a full queue, Slurm sidecars refused for a path their job's user does not own, lines shipped
+   * before their attribution was known, and new files that waited.
    */
   public Map<String, LongSupplier> counters() {
     Map<String, LongSupplier> c = new LinkedHashMap<>();
@@ -202,6 +203,7 @@ public final class AttributionSources implements AutoCloseable {
     c.put("timeouts_scontrol", () -> scontrol == null ? 0 : scontrol.timeouts());
     c.put("failures_kubelet", () -> kubernetes == null ? 0 : kubernetes.failures());
     c.put("rejected", () -> lookups.stream().mapToLong(Lookups::rejected).sum());
+    c.put("sidecars_refused", () -> slurm == null ? 0 : slurm.refusedSidecars());
     c.put("lines_before_known", () -> chain == null ? 0 : chain.linesBeforeKnown());
     c.put("waits", () -> chain == null ? 0 : chain.waits());
     return c;

@@ -1,20 +1,41 @@
 package dev.cudawatch.ingest;
 
+import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 /** What the node and the scheduler tell about where a job runs. */
 public final class NodeEnvironment {
   private NodeEnvironment() {}
 
+  /** The kernel's host name (the UTS name {@code hostname} prints). */
+  static final Path KERNEL_HOSTNAME = Path.of("/proc/sys/kernel/hostname");
+
+  /**
+   * This machine's host name, from the kernel, never from the environment: under {@code cudawatch
+   * run} the environment is the job's, and a job must not choose the node its records (and its
+   * kernel's verdicts) are about. An agent in a pod is given the node's name in its configuration
+   * ({@code host}, e.g. CUDAWATCH_AGENT_HOST from the downward API).
+   */
   public static String hostname() {
-    String h = System.getenv("HOSTNAME");
-    if (h != null && !h.isBlank()) {
-      return h;
+    return hostname(KERNEL_HOSTNAME);
+  }
+
+  static String hostname(Path kernelHostname) {
+    try {
+      String h = Files.readString(kernelHostname, StandardCharsets.UTF_8).strip();
+      if (!h.isEmpty() && h.length() <= 253) {
+        return h;
+      }
+    } catch (IOException | RuntimeException e) {
+      // not Linux, or no /proc: ask the resolver library, which asks the kernel too
     }
     try {
       return InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return "localhost";
     }
   }

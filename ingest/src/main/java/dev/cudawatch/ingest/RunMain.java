@@ -118,7 +118,9 @@ public final class RunMain implements Callable<Integer> {
     // reported and the job runs unwatched (its output still passes through).
     AgentSettings s;
     try {
-      s = new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
+      s =
+          new ConfigLoader("CUDAWATCH_AGENT", configEnvironment(System.getenv()))
+              .load(config, AgentSettings.class);
     } catch (Exception | LinkageError e) {
       notices.degraded(e.getMessage() + "; the job runs without shipping");
       s = null;
@@ -151,6 +153,25 @@ public final class RunMain implements Callable<Integer> {
       }
       return status.shellCode();
     }
+  }
+
+  /**
+   * Settings `run` takes from the environment, which is the job's: never the node's identity (its
+   * host, its Slurm node name), which comes from the configuration file or the machine. A job that
+   * set them is not told (its stderr is its own); cudawatch's log says so.
+   */
+  static final java.util.Set<String> IDENTITY =
+      java.util.Set.of("CUDAWATCH_AGENT_HOST", "CUDAWATCH_AGENT_SLURM__NODE_NAME");
+
+  static Map<String, String> configEnvironment(Map<String, String> env) {
+    Map<String, String> out = new HashMap<>(env);
+    for (String k : IDENTITY) {
+      if (out.remove(k) != null) {
+        org.slf4j.LoggerFactory.getLogger(RunMain.class)
+            .warn("{} from the job's environment is ignored: the node names itself", k);
+      }
+    }
+    return out;
   }
 
   private RunShipper startShipping(

@@ -36,17 +36,20 @@ class AgentSlurmAttributionIT {
       Path logs = Files.createDirectories(dir.resolve("logs"));
       Path sidecars = Files.createDirectories(dir.resolve("sidecars"));
       Files.writeString(
+          logs.resolve("slurm-4217.out"),
+          "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+      Files.writeString(logs.resolve("train.err"), "Traceback (most recent call last):\n");
+      int uid = (int) Files.getAttribute(logs.resolve("train.err"), "unix:uid");
+      Files.writeString(
           sidecars.resolve("4217.json"),
           "{\"job_id\":\"4217\",\"user\":\"alice\",\"node\":\"n1\",\"gpus\":[3],"
               + "\"std_out\":\""
               + logs.resolve("slurm-4217.out")
               + "\",\"std_err\":\""
               + logs.resolve("train.err")
-              + "\",\"gpus_from\":\"scontrol show job -d\"}\n");
-      Files.writeString(
-          logs.resolve("slurm-4217.out"),
-          "RuntimeError: CUDA error: an illegal memory access was encountered\n");
-      Files.writeString(logs.resolve("train.err"), "Traceback (most recent call last):\n");
+              + "\",\"gpus_from\":\"scontrol show job -d\",\"uid\":"
+              + uid
+              + "}\n");
       Files.writeString(logs.resolve("notes.log"), "unrelated\n");
       AgentSettings s =
           AgentSettings.defaults()
@@ -162,6 +165,91 @@ class AgentSlurmAttributionIT {
       assertEquals("4217", got.get(0).job());
       assertEquals(3, got.get(1).gpu());
     }
+  }
+
+  @Test
+  void aReusedPathIsTheNewestJobsAndAClaimOnAnotherUsersFileIsRefusedAndCounted() throws Exception {
+    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+      broker.createTopics(Topics.ALL, 1);
+      Path logs = Files.createDirectories(dir.resolve("logs"));
+      Path sidecars = Files.createDirectories(dir.resolve("sidecars"));
+      Path train = Files.writeString(logs.resolve("train.log"), "epoch 1 step 10 loss 0.5\n");
+      Path alices = Files.writeString(logs.resolve("alice.log"), "alice's step 1\n");
+      int mallory = (int) Files.getAttribute(train, "unix:uid");
+      Files.setOwner(
+          alices,
+          alices.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+      java.time.Instant now = java.time.Instant.now();
+      // job 500 wrote train.log two days ago; job 501 reuses -o train.log now
+      sidecar(sidecars, "500", 1, train, mallory, now.minus(Duration.ofDays(2)));
+      sidecar(sidecars, "501", 2, train, mallory, now);
+      // mallory's job 502 names alice's file with sbatch -o
+      sidecar(sidecars, "502", 3, alices, mallory, now);
+      AgentSettings s =
+          AgentSettings.defaults()
+              .with(
+                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
+                  List.of(logs + "/*.log"),
+                  dir.resolve("state").toString())
+              .withSources(null, 0, 0)
+              .withAttribution(
+                  new SlurmSourceSettings(
+                      true, sidecars.toString(), null, "", "n1", null, null, null, null),
+                  new KubernetesSourceSettings(false, null, null, null, null));
+      List<LogRecord> got = new ArrayList<>();
+      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
+        agent.start(false);
+        for (byte[] b :
+            TopicReader.readAll(
+                broker.bootstrapServers(),
+                Topics.LOGS,
+                2,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(60),
+                false)) {
+          LogRecord r = WireJson.readLogRecord(b);
+          if (r.kind() == dev.cudawatch.common.wire.RecordKind.LOG) {
+            got.add(r);
+          }
+        }
+        String metrics =
+            java.net.http.HttpClient.newHttpClient()
+                .send(
+                    java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create(
+                                "http://127.0.0.1:" + agent.httpPort() + "/metrics"))
+                        .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString())
+                .body();
+        assertTrue(
+            metrics.contains("cudawatch_agent_attribution_total{what=\"sidecars_refused\"} 1.0"),
+            metrics);
+      }
+      LogRecord reused = find(got, "train.log");
+      assertEquals("501", reused.job(), "the running job's, not the one that ended");
+      assertEquals(2, reused.gpu());
+      LogRecord claimed = find(got, "alice.log");
+      assertEquals(s.job(), claimed.job(), "mallory's sidecar does not speak for alice's file");
+      assertNull(claimed.gpu());
+    }
+  }
+
+  private static void sidecar(
+      Path dir, String job, int gpu, Path out, int uid, java.time.Instant written)
+      throws Exception {
+    Path f = dir.resolve(job + ".json");
+    Files.writeString(
+        f,
+        "{\"job_id\":\""
+            + job
+            + "\",\"node\":\"n1\",\"gpus\":["
+            + gpu
+            + "],\"std_out\":\""
+            + out
+            + "\",\"uid\":"
+            + uid
+            + "}\n");
+    Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.from(written));
   }
 
   private static LogRecord find(List<LogRecord> got, String name) {

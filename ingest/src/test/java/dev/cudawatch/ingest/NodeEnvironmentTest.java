@@ -1,12 +1,37 @@
 package dev.cudawatch.ingest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class NodeEnvironmentTest {
+  @TempDir Path dir;
+
+  @Test
+  void theHostNameIsTheKernelsNotTheEnvironments() throws Exception {
+    Path uts = Files.writeString(dir.resolve("hostname"), "gpu-node-7\n");
+    assertEquals("gpu-node-7", NodeEnvironment.hostname(uts));
+    // no such file (not Linux): the resolver library's answer, still not the environment's
+    assertFalse(NodeEnvironment.hostname(dir.resolve("absent")).isBlank());
+  }
+
+  @Test
+  void runIgnoresTheNodesIdentityInTheJobsEnvironment() {
+    Map<String, String> env =
+        RunMain.configEnvironment(
+            Map.of(
+                "CUDAWATCH_AGENT_HOST", "other-node",
+                "CUDAWATCH_AGENT_SLURM__NODE_NAME", "other",
+                "CUDAWATCH_AGENT_KAFKA__BOOTSTRAP_SERVERS", "kafka:9092"));
+    assertEquals(Map.of("CUDAWATCH_AGENT_KAFKA__BOOTSTRAP_SERVERS", "kafka:9092"), env);
+  }
+
   @Test
   void slurmTasksTakeTheirRanksFromSlurmProcidAndLocalid() {
     Map<String, String> srun =

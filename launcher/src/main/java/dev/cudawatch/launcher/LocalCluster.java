@@ -111,6 +111,14 @@ public final class LocalCluster implements AutoCloseable {
     return this;
   }
 
+  private java.util.function.UnaryOperator<AlertsSettings> alertsSettings = a -> a;
+
+  /** Changes the alerts service's settings before it starts (e.g. node conditions on, in tests). */
+  public LocalCluster withAlertsSettings(java.util.function.UnaryOperator<AlertsSettings> change) {
+    this.alertsSettings = change;
+    return this;
+  }
+
   /** A Flink setting for the embedded job's MiniCluster (e.g. a metrics reporter). */
   public LocalCluster withFlinkSetting(String key, String value) {
     flinkSettings.put(key, value);
@@ -155,6 +163,7 @@ public final class LocalCluster implements AutoCloseable {
                         options.webhookUrl(),
                         options.slackUrl(),
                         options.dataDir().resolve("alerts").toString()));
+    as = alertsSettings.apply(as);
     as.validate("");
     alerts = new AlertsService(as, health, console, Clock.systemUTC());
     alerts.start();

@@ -63,6 +63,14 @@ final class IncidentRenderer {
     }
     Advice advice = advisor.advise(c.incidentClass, fields);
     String template = sig != null ? sig.summary() : null;
+    String summary = template != null ? SummaryTemplate.render(template, fields) : klass.title();
+    if (klass.kernelLineQuoted()) {
+      // the signature's severity and advice are the kernel's word; a quote has none
+      severity = klass.severity();
+      suspect = klass.suspect();
+      summary = template != null ? klass.title() + ": " + summary : summary;
+      sig = null;
+    }
     // a site's own signature may bring its own advice (user catalogs); the built-in one is the
     // class's
     String explanation =
@@ -85,7 +93,7 @@ final class IncidentRenderer {
         .suspect(suspect != null ? suspect : klass.suspect())
         .signature(c.signatureId)
         .fields(fields)
-        .summary(template != null ? SummaryTemplate.render(template, fields) : klass.title())
+        .summary(summary)
         .explanation(explanation)
         .nextSteps(List.copyOf(steps))
         .host(context.host())

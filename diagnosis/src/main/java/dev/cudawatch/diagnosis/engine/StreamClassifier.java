@@ -175,6 +175,16 @@ public final class StreamClassifier {
       }
       cls = st.rootClass;
     }
+    boolean quoted = quotesKernel(cls, meta);
+    if (quoted) {
+      fields.put(QUOTED_CLASS, cls);
+      cls = catalog.taxonomy().kernelLineQuoted();
+      if (cls == null) {
+        return true; // no class for it: a job's word on the hardware makes nothing
+      }
+    }
+    // a quoted kernel line is recorded on its own: it neither starts nor joins an episode
+    boolean event = sig.role() == Role.EVENT || quoted;
     final String klass = cls;
     OpenIncident same =
         latestOpen(
@@ -192,7 +202,7 @@ public final class StreamClassifier {
       same.lastLine = n;
       same.addExcerpt(text);
       tracebacks.addUserFrame(same);
-      if (sig.role() != Role.EVENT) {
+      if (!event) {
         st.lastFailureLine = n;
       }
       return true;
@@ -221,7 +231,7 @@ public final class StreamClassifier {
         });
     inc.addExcerpt(text);
     tracebacks.addUserFrame(inc);
-    if (sig.role() == Role.EVENT) {
+    if (event) {
       inc.root = true;
     } else {
       if (episodeLive) {
@@ -236,6 +246,20 @@ public final class StreamClassifier {
     }
     st.open.add(inc);
     return true;
+  }
+
+  /** The field of a quoted kernel line's incident that names the class the kernel's would have. */
+  public static final String QUOTED_CLASS = "quoted_class";
+
+  /**
+   * Whether a line of a kernel-log class came from anything but a kernel source: the processor's
+   * lines carry their source ({@link LineMeta#fromKernel}); offline ({@code classify}, no meta) the
+   * person chose the file, so its kernel lines stand.
+   */
+  private boolean quotesKernel(String cls, LineMeta meta) {
+    return meta != null
+        && !meta.fromKernel()
+        && catalog.taxonomy().find(cls).map(c -> c.kernelLog()).orElse(false);
   }
 
   /** Two matches are one incident unless a merge_on field differs. */

@@ -21,6 +21,8 @@ import java.util.List;
  *     rank failed (default root)
  * @param kernelLog its incidents come from a node's kernel log, which names a GPU or a process, not
  *     a job: the job that held the GPU then owns them
+ * @param kernelLineQuoted what a kernel-log class becomes when its line came from anything but a
+ *     kernel source (a job's output): recorded, never acted on
  * @param fields the field names it may carry
  */
 public record IncidentClass(
@@ -36,6 +38,7 @@ public record IncidentClass(
     String detector,
     JobRole jobRole,
     boolean kernelLog,
+    boolean kernelLineQuoted,
     List<String> fields) {
 
   public IncidentClass {

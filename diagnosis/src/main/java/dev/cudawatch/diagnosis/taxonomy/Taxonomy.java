@@ -32,6 +32,7 @@ public final class Taxonomy {
   private final Map<Integer, XidInfo> xids;
   private final Map<String, String> recoveryActions;
   private final List<String> commonFields;
+  private final String kernelLineQuoted;
 
   private Taxonomy(
       Map<String, IncidentClass> classes,
@@ -41,6 +42,12 @@ public final class Taxonomy {
       List<String> commonFields) {
     this.commonFields = commonFields;
     this.classes = classes;
+    this.kernelLineQuoted =
+        classes.values().stream()
+            .filter(IncidentClass::kernelLineQuoted)
+            .map(IncidentClass::id)
+            .findFirst()
+            .orElse(null);
     this.origins = origins;
     this.xids = xids;
     this.recoveryActions = recoveryActions;
@@ -110,6 +117,7 @@ public final class Taxonomy {
     Map<String, IncidentClass> byId = new LinkedHashMap<>();
     Map<String, String> origins = new LinkedHashMap<>();
     int xidClasses = 0;
+    int quotedClasses = 0;
     for (Located<IncidentClass> l : cls) {
       IncidentClass c = l.value();
       String where = l.origin() + ": class '" + c.id() + "': ";
@@ -133,6 +141,14 @@ public final class Taxonomy {
       if (c.xidCorrelation() == XidRole.XID) {
         xidClasses++;
       }
+      if (c.kernelLineQuoted()) {
+        quotedClasses++;
+      }
+      require(
+          !c.kernelLineQuoted()
+              || !c.kernelLog() && !c.lemonGpu() && c.xidCorrelation() == XidRole.NONE,
+          where,
+          "a quoted kernel line speaks for no GPU (no kernel_log, lemon_gpu or xid_correlation)");
       require(
           c.xidCorrelation() != XidRole.XID || c.kernelLog(),
           where,
@@ -149,6 +165,10 @@ public final class Taxonomy {
     if (xidClasses != 1) {
       throw new CatalogException(
           file + ": exactly one class must have xid_correlation: xid, found " + xidClasses);
+    }
+    if (quotedClasses > 1) {
+      throw new CatalogException(
+          file + ": at most one class may have kernel_line_quoted: true, found " + quotedClasses);
     }
     Map<Integer, XidInfo> byCode = new TreeMap<>();
     for (Located<XidInfo> l : xs) {
@@ -254,6 +274,15 @@ public final class Taxonomy {
     Set<String> out = new LinkedHashSet<>();
     classes.values().stream().filter(IncidentClass::kernelLog).forEach(c -> out.add(c.id()));
     return Set.copyOf(out);
+  }
+
+  /**
+   * The class a kernel-log class becomes when its line did not come from a kernel source (a job's
+   * output quoting dmesg): only the kernel speaks for the hardware. Null when the taxonomy has
+   * none: such a line then makes no incident.
+   */
+  public String kernelLineQuoted() {
+    return kernelLineQuoted;
   }
 
   public Optional<XidInfo> xid(int code) {

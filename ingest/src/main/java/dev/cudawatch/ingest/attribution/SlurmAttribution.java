@@ -8,7 +8,10 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -24,6 +27,13 @@ import java.util.stream.Collectors;
  * other configured patterns) or by a prolog sidecar's output paths ({@link SlurmSidecar}), then the
  * GPUs the job holds on this node from its sidecar or, without one, from {@code scontrol show job
  * -d} ({@link ScontrolJob}); indexes map to UUIDs through nvidia-smi's inventory.
+ *
+ * <p>A sidecar speaks for an output path only when the file there is a regular file owned by the
+ * sidecar's job's user ({@code uid}, or {@code user} from older prologs): any user may name
+ * anyone's path with {@code sbatch -o}, and such a claim is refused and counted ({@link
+ * #refusedSidecars}). Of the sidecars that may speak for a path, the newest (the prolog writes it
+ * as its job begins) wins: a reused {@code -o train.log} is the running job's, not one that ended
+ * days ago.
  *
  * <p>Never blocks the reader: the sidecar directory is listed and scontrol is asked on {@link
  * Lookups}' threads, and {@link #of} answers from what they last found. Bounded: the directory is
@@ -55,6 +65,8 @@ public final class SlurmAttribution implements FileSource {
   private final AtomicLong badSidecars = new AtomicLong();
   private final AtomicLong listings = new AtomicLong();
   private final AtomicLong scontrolCalls = new AtomicLong();
+  private final AtomicLong refusedSidecars = new AtomicLong();
+  private final Set<String> refused = new HashSet<>(); // the listing thread's own
 
   /**
    * The directory as last listed: sidecars by job id (and array id) and by the output paths they
@@ -121,6 +133,14 @@ public final class SlurmAttribution implements FileSource {
   /** Sidecar files that could not be used (not JSON, no job id, too large). */
   public long badSidecars() {
     return badSidecars.get();
+  }
+
+  /**
+   * Sidecars refused for a path they name because the file there is not their job's user's (a job
+   * claiming someone else's output with {@code sbatch -o}); each sidecar and path counted once.
+   */
+  public long refusedSidecars() {
+    return refusedSidecars.get();
   }
 
   /** Listings of the sidecar directory made. */
@@ -321,18 +341,19 @@ public final class SlurmAttribution implements FileSource {
           ? new Index(before.byJob(), before.byPath(), before.follow(), before.missingPaths(), now)
           : new Index(Map.of(), Map.of(), List.of(), false, now);
     }
+    // newest first: when two sidecars name one path (a reused -o train.log), the job that began
+    // last is the one writing it now, not one that ended days ago
     List<Path> newest =
         files.keySet().stream()
             .sorted(
-                (x, y) ->
-                    files.get(y).lastModifiedTime().compareTo(files.get(x).lastModifiedTime()))
+                Comparator.comparing((Path f) -> files.get(f).lastModifiedTime())
+                    .thenComparing(SlurmAttribution::jobNumber)
+                    .reversed())
             .limit(maxJobs)
             .toList();
     Map<String, SlurmSidecar> jobs = new HashMap<>();
-    Map<String, SlurmSidecar> paths = new HashMap<>();
+    Map<String, List<SlurmSidecar>> named = new LinkedHashMap<>();
     Map<String, Parsed> keep = new HashMap<>();
-    Set<String> follow = new LinkedHashSet<>();
-    boolean missing = false;
     for (Path f : newest) {
       BasicFileAttributes at = files.get(f);
       String key = f.getFileName().toString();
@@ -346,28 +367,64 @@ public final class SlurmAttribution implements FileSource {
       if (s == null) {
         continue;
       }
-      jobs.put(s.jobId(), s);
+      jobs.putIfAbsent(s.jobId(), s);
       if (s.arrayJob() != null) {
-        jobs.put(s.arrayJob(), s);
+        jobs.putIfAbsent(s.arrayJob(), s);
       }
       for (String out : new String[] {s.stdOut(), s.stdErr()}) {
-        if (out == null) {
-          continue;
-        }
-        paths.put(out, s);
-        if (node.equals(s.node())) {
-          Boolean ok = SidecarPaths.followable(out, s);
-          if (ok == null) {
-            missing = true; // not written yet: look again soon
-          } else if (ok) {
-            follow.add(out);
-          }
+        if (out != null) {
+          named.computeIfAbsent(out, k -> new ArrayList<>()).add(s);
         }
       }
     }
+    Map<String, SlurmSidecar> paths = new HashMap<>();
+    Set<String> follow = new LinkedHashSet<>();
+    Set<String> refusedNow = new HashSet<>();
+    boolean missing = false;
+    for (Map.Entry<String, List<SlurmSidecar>> e : named.entrySet()) {
+      String out = e.getKey();
+      SidecarPaths.Owner owner = SidecarPaths.owner(out);
+      if (owner == null) {
+        // not written yet: look again soon, for this node's jobs
+        missing |= e.getValue().stream().anyMatch(s -> node.equals(s.node()));
+        continue;
+      }
+      // a sidecar speaks for a path only when its job's user owns the file
+      SlurmSidecar chosen = null;
+      for (SlurmSidecar s : e.getValue()) {
+        if (SidecarPaths.owns(s, owner)) {
+          chosen = chosen == null ? s : chosen;
+        } else {
+          refusedNow.add(s.jobId() + "|" + out);
+        }
+      }
+      if (chosen != null) {
+        paths.put(out, chosen);
+        if (node.equals(chosen.node())) {
+          follow.add(out);
+        }
+      }
+    }
+    for (String r : refusedNow) {
+      if (!refused.contains(r)) {
+        refusedSidecars.incrementAndGet(); // once per sidecar and path, not per listing
+      }
+    }
+    refused.clear();
+    refused.addAll(refusedNow);
     parsed.clear();
     parsed.putAll(keep);
     return new Index(Map.copyOf(jobs), Map.copyOf(paths), List.copyOf(follow), missing, now);
+  }
+
+  /** A sidecar's job id from its file name, to order sidecars written in the same instant. */
+  private static long jobNumber(Path f) {
+    String n = f.getFileName().toString();
+    int end = 0;
+    while (end < n.length() && end < 18 && Character.isDigit(n.charAt(end))) {
+      end++;
+    }
+    return end == 0 ? -1 : Long.parseLong(n.substring(0, end));
   }
 
   private SlurmSidecar read(Path f, long size) {

@@ -77,27 +77,42 @@ class SlurmAttributionTest {
   @Test
   void theProlgSidecarNamesTheJobOfAnyOutputPathAndItsGpus() throws Exception {
     Path side = Files.createDirectories(dir.resolve("sidecars"));
+    Path jobs = Files.createDirectories(dir.resolve("jobs"));
+    for (String f : List.of("train-4.out", "train-4.err", "eval.out", "n.out")) {
+      Files.writeString(jobs.resolve(f), "step 1\n");
+    }
+    int me = (int) Files.getAttribute(jobs.resolve("eval.out"), "unix:uid");
+    String user = Files.getOwner(jobs.resolve("eval.out")).getName();
     Files.writeString(
         side.resolve("4.json"),
-        "{\"job_id\":\"4\",\"array_job\":null,\"user\":\"root\",\"node\":\"vm\",\"gpus\":[1,2],"
-            + "\"std_out\":\"/tmp/jobs/train-4.out\",\"std_err\":\"/tmp/jobs/train-4.err\","
-            + "\"work_dir\":\"/tmp/jobs\",\"gpus_from\":\"scontrol show job -d\"}\n");
+        "{\"job_id\":\"4\",\"array_job\":null,\"user\":\""
+            + user
+            + "\",\"node\":\"vm\",\"gpus\":[1,2],"
+            + "\"std_out\":\""
+            + jobs.resolve("train-4.out")
+            + "\",\"std_err\":\""
+            + jobs.resolve("train-4.err")
+            + "\",\"work_dir\":\"/tmp/jobs\",\"gpus_from\":\"scontrol show job -d\"}\n");
     Files.writeString(
         side.resolve("5.json"),
-        "{\"job_id\":\"5\",\"node\":\"vm\",\"gpus\":[3],\"std_out\":\"/tmp/jobs/eval.out\"}");
+        "{\"job_id\":\"5\",\"node\":\"vm\",\"gpus\":[3],\"std_out\":\""
+            + jobs.resolve("eval.out")
+            + "\",\"uid\":"
+            + me
+            + "}");
     Files.writeString(side.resolve("6.json"), "{not json");
     Files.writeString(side.resolve("7.json"), "{\"job_id\":\"../../etc\"}");
     StepClock clock = new StepClock(Instant.parse("2026-11-22T19:00:00Z"));
     SlurmAttribution s = source(id -> null, clock);
 
-    FileAttribution.Of err = s.of("/tmp/jobs/train-4.err");
+    FileAttribution.Of err = s.of(jobs.resolve("train-4.err").toString());
     assertEquals("4", err.job());
     assertEquals("slurm sidecar (std_err)", err.attribution().get("job"));
     assertNull(err.gpu(), "two GPUs: which one is the process's is for the line or /proc to say");
     assertEquals("1,2", err.attribution().get("visible_gpus"));
     assertEquals("vm", err.attribution().get("slurm_node"));
 
-    FileAttribution.Of eval = s.of("/tmp/jobs/eval.out");
+    FileAttribution.Of eval = s.of(jobs.resolve("eval.out").toString());
     assertEquals("5", eval.job());
     assertEquals(3, eval.gpu());
     assertEquals("GPU-33333333-3333-3333-3333-333333333333", eval.gpuUuid());
@@ -110,12 +125,14 @@ class SlurmAttributionTest {
     assertEquals(2, s.badSidecars(), "the broken sidecars are counted, not fatal");
 
     // a job started since: seen once the directory is listed again
+    String n = jobs.resolve("n.out").toString();
     Files.writeString(
-        side.resolve("8.json"), "{\"job_id\":\"8\",\"gpus\":[0],\"std_out\":\"/tmp/jobs/n.out\"}");
-    assertNull(s.of("/tmp/jobs/n.out").job(), "not re-listed within refresh_ms");
+        side.resolve("8.json"),
+        "{\"job_id\":\"8\",\"gpus\":[0],\"std_out\":\"" + n + "\",\"uid\":" + me + "}");
+    assertNull(s.of(n).job(), "not re-listed within refresh_ms");
     clock.advance(java.time.Duration.ofSeconds(6));
-    assertEquals("8", s.of("/tmp/jobs/n.out").job());
-    assertTrue(s.of("/tmp/jobs/n.out").attribution().get("tried").startsWith("slurm"));
+    assertEquals("8", s.of(n).job());
+    assertTrue(s.of(n).attribution().get("tried").startsWith("slurm"));
   }
 
   @Test
@@ -158,6 +175,71 @@ class SlurmAttributionTest {
     Files.writeString(out.resolve("later-7.out"), "step 1\n");
     clock.advance(java.time.Duration.ofMillis(SlurmAttribution.NEW_FILE_MS));
     assertTrue(s.followedPaths().contains(out.resolve("later-7.out").toString()));
+  }
+
+  @Test
+  void theNewestSidecarOfAReusedPathWins() throws Exception {
+    Path side = Files.createDirectories(dir.resolve("sidecars"));
+    Path out = Files.createDirectories(dir.resolve("home/alice"));
+    Path log = Files.writeString(out.resolve("train.log"), "step 1\n");
+    int me = (int) Files.getAttribute(log, "unix:uid");
+    Instant now = Instant.parse("2026-11-22T19:00:00Z");
+    // job 10 wrote train.log two days ago and ended; job 11 (this morning) and job 12 (just now)
+    // reuse -o train.log: job 12 is the one writing it
+    for (String[] j : new String[][] {{"10", "2880"}, {"12", "0"}, {"11", "600"}}) {
+      Path f = side.resolve(j[0] + ".json");
+      Files.writeString(f, sidecar(j[0], "vm", me, log, log).replace("[0]", "[" + j[0] + "]"));
+      Files.setLastModifiedTime(
+          f, java.nio.file.attribute.FileTime.from(now.minusSeconds(60 * Long.parseLong(j[1]))));
+    }
+    SlurmAttribution s = source(id -> null, new StepClock(now));
+    FileAttribution.Of a = s.of(log.toString());
+    assertEquals("12", a.job());
+    assertEquals("12", a.attribution().get("visible_gpus"), "and the newest job's GPUs");
+
+    // two prologs in the same second: the later job id is the later job
+    Path thirteen = side.resolve("13.json");
+    Files.writeString(thirteen, sidecar("13", "vm", me, log, log));
+    Files.setLastModifiedTime(thirteen, Files.getLastModifiedTime(side.resolve("12.json")));
+    SlurmAttribution again = source(id -> null, new StepClock(now));
+    assertEquals("13", again.of(log.toString()).job());
+    assertEquals(0, again.refusedSidecars());
+  }
+
+  @Test
+  void aSidecarClaimingAnotherUsersFileIsRefusedAndCounted() throws Exception {
+    Path side = Files.createDirectories(dir.resolve("sidecars"));
+    Path out = Files.createDirectories(dir.resolve("home/alice"));
+    Path log = Files.writeString(out.resolve("train.log"), "step 1\n");
+    int mallory = (int) Files.getAttribute(log, "unix:uid");
+    // alice (here: nobody) owns her log; mallory's job 31 names it in advance with sbatch -o
+    Files.setOwner(
+        log, log.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+    int alice = (int) Files.getAttribute(log, "unix:uid");
+    Instant now = Instant.parse("2026-11-22T19:00:00Z");
+    Path claim = side.resolve("31.json");
+    Files.writeString(claim, sidecar("31", "vm", mallory, log, log));
+    StepClock clock = new StepClock(now);
+    SlurmAttribution s = source(id -> null, clock);
+    assertNull(s.of(log.toString()).job(), "mallory's sidecar does not speak for alice's file");
+    assertEquals(List.of(), s.followedPaths());
+    assertEquals(1, s.refusedSidecars());
+    clock.advance(java.time.Duration.ofSeconds(6));
+    s.of(log.toString());
+    assertEquals(1, s.refusedSidecars(), "counted once, not once per listing");
+
+    // alice's own job 30 began earlier: the newest sidecar her uid owns the file for wins
+    Path own = side.resolve("30.json");
+    Files.writeString(own, sidecar("30", "vm", alice, log, log));
+    Files.setLastModifiedTime(
+        own,
+        java.nio.file.attribute.FileTime.from(
+            Files.getLastModifiedTime(claim).toInstant().minusSeconds(60)));
+    clock.advance(java.time.Duration.ofSeconds(6));
+    s.of(log.toString());
+    assertEquals("30", s.of(log.toString()).job());
+    assertEquals(List.of(log.toString()), s.followedPaths());
+    assertEquals(1, s.refusedSidecars());
   }
 
   private static String sidecar(String job, String node, int uid, Path stdOut, Path stdErr) {

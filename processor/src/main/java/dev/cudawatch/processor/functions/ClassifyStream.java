@@ -145,7 +145,8 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
                 r.localRank(),
                 r.gpu(),
                 r.gpuUuid(),
-                r.attribution()),
+                r.attribution(),
+                fromKernel(r)),
             Instant.ofEpochMilli(now)),
         out);
     if (!s.isIdle()) {
@@ -192,6 +193,15 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     state.update(s);
     lastActivity.clear();
     quietFlushes.inc();
+  }
+
+  /**
+   * Whether a record came from a kernel source: the agent's kmsg or kernel_log, a shipper's kernel
+   * input (its format decides: kmsg, kern.log, the journal's kernel transport). Only those speak
+   * for the hardware; a job's output that quotes a kernel line is recorded, never acted on.
+   */
+  static boolean fromKernel(LogRecord r) {
+    return r.kind() == RecordKind.KERNEL;
   }
 
   private static long roundUp(long t) {

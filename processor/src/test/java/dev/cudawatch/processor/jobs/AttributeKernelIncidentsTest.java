@@ -49,7 +49,8 @@ class AttributeKernelIncidentsTest {
             new StreamState());
     List<Incident> out =
         new ArrayList<>(
-            c.accept(XID, new LineMeta("k@1", at, null, null, 0, null, Map.of("gpu", "PCI")), at));
+            c.accept(
+                XID, new LineMeta("k@1", at, null, null, 0, null, Map.of("gpu", "PCI"), true), at));
     out.addAll(c.flush(at));
     return out.get(0);
   }

@@ -49,6 +49,14 @@ class GroupJobFailuresTest {
 
   /** The incidents the classifier makes of one rank's lines. */
   private static List<Incident> rank(int rank, List<String> lines, Instant at) {
+    return rank(rank, lines, at, false);
+  }
+
+  /**
+   * The incidents of one rank's lines, or of the kernel's lines about it ({@code kernel}: only the
+   * kernel's lines make Xid incidents; the pipeline then attributes them to the rank's job).
+   */
+  private static List<Incident> rank(int rank, List<String> lines, Instant at, boolean kernel) {
     String host = rank < 8 ? "node-a" : "node-b";
     StreamClassifier c =
         new StreamClassifier(
@@ -67,7 +75,8 @@ class GroupJobFailuresTest {
               rank % 8,
               rank % 8,
               null,
-              Map.of("rank", "RANK", "local_rank", "LOCAL_RANK", "gpu", "CUDA_VISIBLE_DEVICES"));
+              Map.of("rank", "RANK", "local_rank", "LOCAL_RANK", "gpu", "CUDA_VISIBLE_DEVICES"),
+              kernel);
       out.addAll(c.accept(lines.get(n), meta, at.plusMillis(n)));
     }
     out.addAll(c.flush(at.plusSeconds(1)));
@@ -181,7 +190,8 @@ class GroupJobFailuresTest {
                 0,
                 List.of(
                     "NVRM: Xid (PCI:0000:3b:00): 13, pid=674, name=python3, Graphics Exception, caused by previous Xid 31"),
-                T0)
+                T0,
+                true)
             .get(0);
     assertTrue(JobMember.derivedXid(x), x.excerpt().toString());
     assertFalse(JobMember.of(x).rootClass);
