@@ -27,7 +27,8 @@ import java.util.List;
  * @param health slow ranks, job slowdowns, the GPU health ledger and its hand-off
  * @param maxClockSkewSeconds how far past its ingest time (the Kafka record's timestamp, never
  *     later than the job's clock) a record's event time may be; later times are clamped to it and
- *     counted, so one node's clock cannot move event time for the others
+ *     counted, so one node's clock cannot move event time for the others (at most 600: the sinks
+ *     write event times as Kafka timestamps, which brokers refuse an hour ahead)
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
@@ -270,9 +271,10 @@ public record ProcessorSettings(
         "must exceed the checkpoint interval and stay within the broker's transaction.max.timeout.ms (default 900000)");
     Validated.require(flushAfterMs >= 10, path + "flush_after_ms", "must be at least 10");
     Validated.require(
-        maxClockSkewSeconds >= 1 && maxClockSkewSeconds <= 86_400,
+        maxClockSkewSeconds >= 1 && maxClockSkewSeconds <= 600,
         path + "max_clock_skew_seconds",
-        "must be 1..86400");
+        "must be 1..600 (the job writes event times as Kafka timestamps, and brokers refuse"
+            + " timestamps an hour ahead)");
     Validated.require(stateTtlHours >= 1, path + "state_ttl_hours", "must be at least 1");
     Validated.require(
         !transactionalIdPrefix.isBlank(), path + "transactional_id_prefix", "must not be empty");
