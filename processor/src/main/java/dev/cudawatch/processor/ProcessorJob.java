@@ -9,6 +9,7 @@ import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
+import dev.cudawatch.processor.functions.ClampEventTime;
 import dev.cudawatch.processor.functions.ClassifyStream;
 import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
@@ -113,18 +114,26 @@ public final class ProcessorJob {
   /** Adds the pipeline to {@code env}; the caller executes it. */
   public void build(StreamExecutionEnvironment env) {
     Duration ttl = Duration.ofHours(settings.stateTtlHours());
-    SingleOutputStreamOperator<LogRecord> records =
+    SingleOutputStreamOperator<LogRecord> parsed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS, RawRecordCodec.TYPE)
             .uid("source-logs")
             .process(new ParseLogRecords(settings.inputs()))
             .returns(LogRecordCodec.TYPE)
             .name("parse-records")
             .uid("parse-records");
-    records
+    parsed
         .getSideOutput(ParseLogRecords.DEAD_LETTERS)
         .sinkTo(deadLetters)
         .name(Topics.DEAD_LETTER)
         .uid("sink-dead-letters");
+    // No clock in the fleet may put a line past the time it reached Kafka (ClampEventTime says
+    // why).
+    DataStream<LogRecord> records =
+        parsed
+            .process(new ClampEventTime(settings.maxClockSkewSeconds() * 1000))
+            .returns(LogRecordCodec.TYPE)
+            .name("clamp-event-time")
+            .uid("clamp-event-time");
 
     DataStream<Incident> classified =
         records

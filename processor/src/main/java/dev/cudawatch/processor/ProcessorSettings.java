@@ -25,6 +25,10 @@ import java.util.List;
  * @param inputs the topics the job reads and each one's record format (default: {@code
  *     cudawatch.logs} in the agent's format)
  * @param health slow ranks, job slowdowns, the GPU health ledger and its hand-off
+ * @param maxClockSkewSeconds how far past its ingest time (the Kafka record's timestamp, never
+ *     later than the job's clock) a record's event time may be; later times are clamped to it and
+ *     counted, so one node's clock cannot move event time for the others (at most 600: the sinks
+ *     write event times as Kafka timestamps, which brokers refuse an hour ahead)
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
@@ -40,7 +44,8 @@ public record ProcessorSettings(
     Long maxOutOfOrderSeconds,
     Long xidWindowSeconds,
     List<InputSettings> inputs,
-    HealthSettings health)
+    HealthSettings health,
+    Long maxClockSkewSeconds)
     implements Validated {
 
   public ProcessorSettings {
@@ -62,6 +67,41 @@ public record ProcessorSettings(
     maxOutOfOrderSeconds = maxOutOfOrderSeconds == null ? 5L : maxOutOfOrderSeconds;
     xidWindowSeconds = xidWindowSeconds == null ? 30L : xidWindowSeconds;
     health = health == null ? HealthSettings.defaults() : health;
+    maxClockSkewSeconds = maxClockSkewSeconds == null ? 10L : maxClockSkewSeconds;
+  }
+
+  /** Settings with the default clock skew. */
+  public ProcessorSettings(
+      KafkaSettings kafka,
+      String groupId,
+      Integer parallelism,
+      Long checkpointIntervalMs,
+      String transactionalIdPrefix,
+      Long transactionTimeoutMs,
+      Long flushAfterMs,
+      Long stateTtlHours,
+      List<String> catalogs,
+      List<String> rules,
+      Long maxOutOfOrderSeconds,
+      Long xidWindowSeconds,
+      List<InputSettings> inputs,
+      HealthSettings health) {
+    this(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds,
+        xidWindowSeconds,
+        inputs,
+        health,
+        null);
   }
 
   /** Settings with the default health settings. */
@@ -112,12 +152,13 @@ public record ProcessorSettings(
         maxOutOfOrderSeconds,
         xidWindowSeconds,
         inputs,
-        h);
+        h,
+        maxClockSkewSeconds);
   }
 
   public static ProcessorSettings defaults() {
     return new ProcessorSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   /** Settings that read the agent's topic only. */
@@ -166,7 +207,8 @@ public record ProcessorSettings(
         maxOutOfOrderSeconds,
         xidWindowSeconds,
         in,
-        health);
+        health,
+        maxClockSkewSeconds);
   }
 
   public ProcessorSettings withKafka(KafkaSettings k) {
@@ -184,7 +226,28 @@ public record ProcessorSettings(
         maxOutOfOrderSeconds,
         xidWindowSeconds,
         inputs,
-        health);
+        health,
+        maxClockSkewSeconds);
+  }
+
+  /** The same settings with another bound on clock skew. */
+  public ProcessorSettings withMaxClockSkewSeconds(long seconds) {
+    return new ProcessorSettings(
+        kafka,
+        groupId,
+        parallelism,
+        checkpointIntervalMs,
+        transactionalIdPrefix,
+        transactionTimeoutMs,
+        flushAfterMs,
+        stateTtlHours,
+        catalogs,
+        rules,
+        maxOutOfOrderSeconds,
+        xidWindowSeconds,
+        inputs,
+        health,
+        seconds);
   }
 
   @Override
@@ -207,6 +270,11 @@ public record ProcessorSettings(
         path + "transaction_timeout_ms",
         "must exceed the checkpoint interval and stay within the broker's transaction.max.timeout.ms (default 900000)");
     Validated.require(flushAfterMs >= 10, path + "flush_after_ms", "must be at least 10");
+    Validated.require(
+        maxClockSkewSeconds >= 1 && maxClockSkewSeconds <= 600,
+        path + "max_clock_skew_seconds",
+        "must be 1..600 (the job writes event times as Kafka timestamps, and brokers refuse"
+            + " timestamps an hour ahead)");
     Validated.require(stateTtlHours >= 1, path + "state_ttl_hours", "must be at least 1");
     Validated.require(
         !transactionalIdPrefix.isBlank(), path + "transactional_id_prefix", "must not be empty");

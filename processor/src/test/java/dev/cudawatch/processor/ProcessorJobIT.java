@@ -152,6 +152,139 @@ class ProcessorJobIT {
     }
   }
 
+  /**
+   * Nodes whose clocks are a year off cannot mute the repeated-failure rule for the others. One
+   * node's producer stamps its records ahead too (a reset RTC under the agent; the broker takes
+   * CreateTimes up to an hour ahead), one ships lines a year ahead with honest Kafka times (a bad
+   * shipper timestamp), one is a year behind. Their incidents reach the job first, so before the
+   * clamp the watermark was a year ahead when the steady nodes' incidents came, and CountRule
+   * dropped them all as late. Times are Kafka record timestamps relative to the test's clock: under
+   * faketime everything moves together.
+   */
+  @Test
+  void nodesAYearAheadOrBehindCannotMuteTheRepeatedFailureRuleForTheOthers() throws Exception {
+    Instant base =
+        Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).minusSeconds(90);
+    Duration year = Duration.ofDays(365);
+    String illegal = "RuntimeError: CUDA error: an illegal memory access was encountered";
+    List<ProducerRecord<byte[], byte[]>> skewed = new ArrayList<>();
+    for (int k = 0; k < 4; k++) {
+      Instant t = base.plus(year).plusSeconds(20L * k);
+      // the broker refuses a CreateTime more than an hour ahead (message.timestamp.after.max.ms)
+      Instant create = base.plus(Duration.ofMinutes(59)).plusSeconds(k);
+      skewed.add(timed(line("ahead-clock", "ja-" + k, 2, t, illegal).build(), create));
+      skewed.add(timed(line("ahead-text", "jt-" + k, 2, t, illegal).build(), base.plusSeconds(k)));
+      Instant b = base.minus(year).plusSeconds(20L * k);
+      skewed.add(timed(line("behind", "jb-" + k, 2, b, illegal).build(), b));
+    }
+    List<ProducerRecord<byte[], byte[]>> steady = new ArrayList<>();
+    for (int k = 0; k < 3; k++) {
+      Instant t = base.plusSeconds(20L * k);
+      for (String host : List.of("steady-1", "steady-2")) {
+        steady.add(timed(line(host, "js-" + k, 1, t, illegal).build(), t));
+      }
+    }
+    send(skewed);
+    JobClient job = startJob("clock-skew-it");
+    try {
+      java.util.Set<String> skewedHosts = java.util.Set.of("ahead-clock", "ahead-text", "behind");
+      // the skewed nodes' incidents are out: the watermark has seen their times
+      List<Incident> early = new ArrayList<>();
+      for (byte[] b :
+          TopicReader.readUntil(
+              broker.bootstrapServers(),
+              Topics.INCIDENTS,
+              got -> hostsOf(got).stream().filter(skewedHosts::contains).count() == 12,
+              Duration.ofSeconds(2),
+              Duration.ofSeconds(90),
+              true)) {
+        Incident i = WireJson.readIncident(b);
+        if (skewedHosts.contains(i.host())) {
+          early.add(i);
+        }
+      }
+      assertEquals(12, early.size(), "every skewed node's incident: " + early);
+      Instant horizon = Instant.now().plus(Duration.ofDays(1));
+      for (Incident i : early) {
+        assertTrue(
+            i.eventTime().isBefore(horizon),
+            i.host() + ": no incident time a year ahead, got " + i.eventTime());
+      }
+      send(steady);
+      java.util.Set<String> wanted = java.util.Set.of("steady-1", "steady-2");
+      Map<String, Alert> fired = new java.util.TreeMap<>();
+      for (byte[] b :
+          TopicReader.readUntil(
+              broker.bootstrapServers(),
+              Topics.ALERTS,
+              got -> repeatedHosts(got).containsAll(wanted),
+              Duration.ofSeconds(3),
+              Duration.ofSeconds(90),
+              true)) {
+        Alert a = WireJson.readAlert(b);
+        if (a.alertName().equals("RepeatedIllegalMemoryAccess")
+            && a.state() == Alert.State.FIRING) {
+          fired.put(a.labels().get("host"), a);
+        }
+      }
+      assertTrue(fired.keySet().containsAll(wanted), "the steady nodes still alert: " + fired);
+      assertTrue(
+          fired.keySet().containsAll(java.util.Set.of("ahead-clock", "ahead-text")),
+          "a node ahead alerts too, at the time its lines reached Kafka: " + fired.keySet());
+      for (Alert a : fired.values()) {
+        assertTrue(
+            a.startsAt().isBefore(horizon), a.labels().get("host") + " starts " + a.startsAt());
+      }
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  private static List<String> hostsOf(List<byte[]> incidents) {
+    List<String> hosts = new ArrayList<>();
+    for (byte[] b : incidents) {
+      try {
+        hosts.add(WireJson.readIncident(b).host());
+      } catch (dev.cudawatch.common.wire.WireFormatException e) {
+        throw new AssertionError(e);
+      }
+    }
+    return hosts;
+  }
+
+  private static java.util.Set<String> repeatedHosts(List<byte[]> alerts) {
+    java.util.Set<String> hosts = new java.util.HashSet<>();
+    for (byte[] b : alerts) {
+      Alert a = alert(b);
+      if (a.alertName().equals("RepeatedIllegalMemoryAccess")) {
+        hosts.add(a.labels().get("host"));
+      }
+    }
+    return hosts;
+  }
+
+  /** A record as a producer with this clock sends it: Kafka's timestamp is {@code createTime}. */
+  private static ProducerRecord<byte[], byte[]> timed(LogRecord r, Instant createTime) {
+    return new ProducerRecord<>(
+        Topics.LOGS,
+        null,
+        createTime.toEpochMilli(),
+        r.streamKey().getBytes(StandardCharsets.UTF_8),
+        WireJson.toBytes(r));
+  }
+
+  private static void send(List<ProducerRecord<byte[], byte[]>> records) throws Exception {
+    try (var p =
+        new KafkaProducer<byte[], byte[]>(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            new ByteArraySerializer(),
+            new ByteArraySerializer())) {
+      for (ProducerRecord<byte[], byte[]> r : records) {
+        p.send(r).get();
+      }
+    }
+  }
+
   @Test
   void theRealLeakIsWarnedAboutBeforeTheCardIsFull() throws Exception {
     List<String> rows =

@@ -106,6 +106,30 @@ public record LogRecord(
         a);
   }
 
+  /** The same record at another event time (the job bounds a clock it cannot trust). */
+  public LogRecord withEventTime(Instant t) {
+    return new LogRecord(
+        v,
+        id,
+        host,
+        job,
+        rank,
+        localRank,
+        gpu,
+        kind,
+        stream,
+        source,
+        sourceId,
+        offset,
+        t,
+        ingestTime,
+        text,
+        lineCount,
+        raw,
+        gpuUuid,
+        attribution);
+  }
+
   /** The same record attributed to {@code newJob} (e.g. the job that owned a kernel line's pid). */
   public LogRecord withJob(String newJob, String how) {
     Map<String, String> a =

@@ -14,8 +14,9 @@ import java.util.Map;
 /**
  * Filebeat's Kafka output (the default JSON codec): {@code message}, {@code @timestamp}, {@code
  * host.name}, {@code log.file.path}, {@code log.offset} (the line's byte offset: the de-duplication
- * key), {@code log.file.device_id}/{@code inode} where filestream gives them, {@code stream} of
- * container inputs and the add_kubernetes_metadata {@code kubernetes.*} block.
+ * key), the file instance from {@code log.file.fingerprint} (filestream's fingerprint identity) or
+ * {@code log.file.device_id}/{@code inode}, {@code stream} of container inputs and the
+ * add_kubernetes_metadata {@code kubernetes.*} block.
  */
 public final class FilebeatFormat implements RecordFormat {
   private static final long serialVersionUID = 1L;
@@ -37,10 +38,12 @@ public final class FilebeatFormat implements RecordFormat {
     s.host = first(text(r, "host", "name"), text(r, "kubernetes", "node", "name"));
     String file = text(r, "log", "file", "path");
     s.source = file;
+    // the file instance: filestream's fingerprint identity (first bytes' hash), else device:inode
     String inode = text(r, "log", "file", "inode");
-    if (inode != null) {
-      s.sourceId = first(text(r, "log", "file", "device_id"), "") + ":" + inode;
-    }
+    s.fileId =
+        first(
+            text(r, "log", "file", "fingerprint"),
+            inode == null ? null : first(text(r, "log", "file", "device_id"), "") + ":" + inode);
     s.offset = JsonFields.offset(r, "log", "offset");
     s.stream = text(r, "stream");
     s.kind = Attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;

@@ -3,13 +3,16 @@ package dev.cudawatch.processor.formats;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireFormatException;
+import dev.cudawatch.processor.functions.FileRestarts;
 import dev.cudawatch.processor.records.RawRecord;
 import java.time.Instant;
 
 /**
  * What every shipper format fills in, turned into the job's log record the same way for all: the
- * stream key is host, source (file or container) and stream; without the shipper's own offset the
- * Kafka offset stands in, per partition, so duplicates are still dropped and lines stay in order.
+ * stream key is host, source (file or container), the file's identity where the shipper sends one,
+ * and stream; without the shipper's own offset the Kafka offset stands in, per partition, so
+ * duplicates are still dropped and lines stay in order. Where file offsets come without an
+ * identity, {@link FileRestarts} tells a rotated file from a re-send.
  */
 final class Shipped {
   String host;
@@ -17,6 +20,10 @@ final class Shipped {
   Integer rank;
   String source;
   String sourceId;
+
+  /** The file instance as the shipper identifies it (Filebeat's fingerprint or device:inode). */
+  String fileId;
+
   String stream;
   RecordKind kind = RecordKind.LOG;
   Long offset;
@@ -37,6 +44,9 @@ final class Shipped {
     String id = sourceId;
     if (offset != null) {
       off = offset;
+      if (fileId != null) {
+        id = FileRestarts.IDENTIFIED + fileId; // a rotated file is a new stream
+      }
     } else {
       // Kafka offsets grow per partition only; a batch's records share one (20 bits for the index).
       off = (raw.offset << 20) | index;

@@ -15,7 +15,9 @@ import java.util.Map;
  * Vector's Kafka sink with {@code encoding.codec: json}: the file source's {@code message}, {@code
  * timestamp}, {@code host}, {@code file}, {@code source_type}; the kubernetes_logs source adds
  * {@code stream} and {@code kubernetes.pod_name}, {@code pod_namespace}, {@code container_name},
- * {@code pod_labels}, {@code pod_node_name}. Vector gives no offset: the Kafka offset stands in.
+ * {@code pod_labels}, {@code pod_node_name}. With {@code offset_key: offset} the file source sends
+ * each line's byte offset (no file identity: a rotated file is told by its offsets, see {@link
+ * dev.cudawatch.processor.functions.FileRestarts}); without it the Kafka offset stands in.
  */
 public final class VectorFormat implements RecordFormat {
   private static final long serialVersionUID = 1L;
@@ -48,6 +50,9 @@ public final class VectorFormat implements RecordFormat {
                     + "/"
                     + text(r, "kubernetes", "container_name");
     s.stream = text(r, "stream");
+    if (file != null) {
+      s.offset = JsonFields.offset(r, "offset"); // the file source's offset_key: a line's start
+    }
     String type = text(r, "source_type");
     s.kind =
         Attribution.kernelFile(file) || "kernel".equals(text(r, "_TRANSPORT"))

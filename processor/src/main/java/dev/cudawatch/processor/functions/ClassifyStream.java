@@ -43,8 +43,11 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   private transient Advisor advisor;
   private transient ValueState<StreamState> state;
   private transient ValueState<Long> lastOffset;
+  private transient ValueState<Long> previousFileOffset;
+  private transient ValueState<Boolean> startsAtZero;
   private transient ValueState<Long> lastActivity;
   private transient Counter duplicates;
+  private transient Counter fileRestarts;
   private transient Counter incidents;
   private transient Counter quietFlushes;
 
@@ -69,10 +72,17 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     lastOffset =
         getRuntimeContext()
             .getState(ttlOn(new ValueStateDescriptor<>("last-offset", Long.class), ttl));
+    previousFileOffset =
+        getRuntimeContext()
+            .getState(ttlOn(new ValueStateDescriptor<>("previous-file-offset", Long.class), ttl));
+    startsAtZero =
+        getRuntimeContext()
+            .getState(ttlOn(new ValueStateDescriptor<>("starts-at-zero", Boolean.class), ttl));
     lastActivity =
         getRuntimeContext()
             .getState(ttlOn(new ValueStateDescriptor<>("last-activity", Long.class), ttl));
     duplicates = getRuntimeContext().getMetricGroup().counter("cudawatch_duplicate_records");
+    fileRestarts = getRuntimeContext().getMetricGroup().counter("cudawatch_file_restarts");
     incidents = getRuntimeContext().getMetricGroup().counter("cudawatch_incidents");
     quietFlushes = getRuntimeContext().getMetricGroup().counter("cudawatch_quiet_flushes");
     warmUp(catalog, advisor);
@@ -124,11 +134,15 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       closeOnQuiet(r, last, ctx, out);
       return;
     }
-    if (last != null && r.offset() <= last && !restarted(r, last)) {
+    if (last == null) {
+      lastOffset.update(r.offset());
+      if (r.offset() == 0) {
+        startsAtZero.update(true);
+      }
+    } else if (!advance(r, last)) {
       duplicates.inc();
       return;
     }
-    lastOffset.update(r.offset());
     StreamState s = state.value();
     if (s == null) {
       s = new StreamState();
@@ -204,16 +218,38 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     return r.kind() == RecordKind.KERNEL;
   }
 
-  private static long roundUp(long t) {
-    return (t / 100 + 1) * 100;
+  /**
+   * Moves the stream's cursors past {@code r}; false for a re-send. A shipped file that rotated
+   * starts a new cursor and the rotated file keeps its own while its last lines come in.
+   */
+  private boolean advance(LogRecord r, long last) throws Exception {
+    Long previous = previousFileOffset.value();
+    boolean zeroBased = Boolean.TRUE.equals(startsAtZero.value());
+    if (r.offset() == 0 && !zeroBased) {
+      startsAtZero.update(true);
+    }
+    switch (FileRestarts.judge(r, last, previous, zeroBased)) {
+      case NEXT -> {
+        lastOffset.update(r.offset());
+        if (previous != null && r.offset() >= previous) {
+          previousFileOffset.clear(); // the new file passed it: offsets cannot tell them apart
+        }
+      }
+      case PREVIOUS_FILE -> previousFileOffset.update(r.offset());
+      case RESTART -> {
+        fileRestarts.inc(); // a shipped file rotated or truncated: new lines under its name
+        previousFileOffset.update(last);
+        lastOffset.update(r.offset());
+      }
+      default -> {
+        return false;
+      }
+    }
+    return true;
   }
 
-  /**
-   * A shipper's file offsets carry no file instance (no source id), so a rotated or truncated file
-   * starts over at 0 under the same name: that is new lines, not a re-send.
-   */
-  private static boolean restarted(LogRecord r, long last) {
-    return r.sourceId() == null && r.offset() == 0 && last > 0;
+  private static long roundUp(long t) {
+    return (t / 100 + 1) * 100;
   }
 
   private StreamClassifier classifier(LogRecord r, StreamState s) {

@@ -31,7 +31,7 @@ class FilebeatFormatTest {
     assertEquals("gpu-node-7", r.host());
     assertEquals("4242_7", r.job(), "a Slurm array task's output file");
     assertEquals(52311, r.offset());
-    assertEquals("2049:1310723", r.sourceId());
+    assertEquals("file:2049:1310723", r.sourceId());
     assertEquals("/scratch/slurm-4242_7.out", r.source());
     assertEquals(Instant.parse("2025-11-22T03:00:00.250Z"), r.eventTime());
   }

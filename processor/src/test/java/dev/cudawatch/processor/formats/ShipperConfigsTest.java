@@ -62,6 +62,12 @@ class ShipperConfigsTest {
       assertTrue(c.at("/sources").has(in.asText()), "source " + in);
     }
     assertTrue(c.at("/sources").toString().contains("kern.log"));
+    for (String file : new String[] {"training", "kernel"}) {
+      assertEquals(
+          "offset",
+          c.at("/sources/" + file + "/offset_key").asText(),
+          file + ": the offset the job dedups by and tells a rotation by");
+    }
   }
 
   @Test
@@ -71,6 +77,7 @@ class ShipperConfigsTest {
     assertEquals(RecordFormat.FILEBEAT, topicFormats().get(out.get("topic").asText()));
     String inputs = c.get("filebeat.inputs").toString();
     assertTrue(inputs.contains("/var/log/jobs/") && inputs.contains("kern.log"), inputs);
+    assertTrue(!inputs.contains("file_identity.path"), "the file's identity, not its name");
   }
 
   @Test
