@@ -205,25 +205,29 @@ public final class AgentMetrics {
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")
         .callback(cb -> cb.call(runtime.problems().isEmpty() ? 1 : 0))
         .register(registry);
-    var runSpools = runtime.runSpools();
-    if (runSpools != null) {
-      CounterWithCallback.builder()
-          .name("cudawatch_agent_run_spools_refused_total")
-          .help(
-              "Run spool paths refused (link, owner, unreadable, version: each once) and spooled"
-                  + " records that were not records (malformed)")
-          .labelNames("reason")
-          .callback(cb -> runSpools.refused().forEach((k, v) -> cb.call(v, k)))
-          .register(registry);
-      counter(
-          "cudawatch_agent_run_spools_adopted_total",
-          "Spools of finished runs moved into the agent's spool and removed",
-          runSpools::adopted);
-      counter(
-          "cudawatch_agent_run_spool_host_mismatches_total",
-          "Spooled records naming another host than this agent's (shipped with the agent's)",
-          runSpools::hostMismatches);
-    }
+    // the handoff starts after the endpoint, so it is looked up at each scrape
+    CounterWithCallback.builder()
+        .name("cudawatch_agent_run_spools_refused_total")
+        .help(
+            "Run spool paths refused (link, owner, unreadable, version: each once) and spooled"
+                + " records that were not records (malformed)")
+        .labelNames("reason")
+        .callback(
+            cb -> {
+              var runSpools = runtime.runSpools();
+              if (runSpools != null) {
+                runSpools.refused().forEach((k, v) -> cb.call(v, k));
+              }
+            })
+        .register(registry);
+    counter(
+        "cudawatch_agent_run_spools_adopted_total",
+        "Spools of finished runs moved into the agent's spool and removed",
+        () -> runtime.runSpools() == null ? 0 : runtime.runSpools().adopted());
+    counter(
+        "cudawatch_agent_run_spool_host_mismatches_total",
+        "Spooled records naming another host than this agent's (shipped with the agent's)",
+        () -> runtime.runSpools() == null ? 0 : runtime.runSpools().hostMismatches());
     // continuous GPU memory per device (the alerts service has it only at leak warnings); the
     // sampler starts after the endpoint, so it is looked up at each scrape
     gpuGauge(

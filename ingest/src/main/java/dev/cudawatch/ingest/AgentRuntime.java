@@ -62,7 +62,7 @@ public final class AgentRuntime implements AutoCloseable {
   private static final java.time.Duration LOOPS_STOP = java.time.Duration.ofMillis(1000);
 
   private static final java.time.Duration PRODUCER_CLOSE = java.time.Duration.ofMillis(1500);
-  private RunSpoolAdoption runSpools;
+  private volatile RunSpoolAdoption runSpools; // started after the endpoint
 
   public AgentRuntime(AgentSettings settings, Clock clock) throws IOException {
     this.settings = settings;
