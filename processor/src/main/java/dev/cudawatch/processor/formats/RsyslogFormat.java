@@ -15,8 +15,8 @@ import java.util.Map;
  * rsyslog's omkafka with the {@code cudawatch_json} template of {@code
  * deploy/shippers/rsyslog/cudawatch.conf}: {@code msg}, {@code hostname}, {@code timestamp} (RFC
  * 3339), {@code programname}, {@code syslogtag}, {@code facility}, and imfile's metadata {@code
- * filename} and {@code fileoffset}. Lines from the kernel (imklog, or a file tagged {@code kernel})
- * become kernel records.
+ * filename} and {@code fileoffset}. Lines of the kern facility (imklog) or of a kernel-log file
+ * become kernel records; a {@code kernel} tag alone does not (any user can set it).
  */
 public final class RsyslogFormat implements RecordFormat {
   private static final long serialVersionUID = 1L;
@@ -38,10 +38,9 @@ public final class RsyslogFormat implements RecordFormat {
     s.time = JsonFields.time(r, "timestamp");
     String program = text(r, "programname");
     String file = blankToNull(text(r, "filename"));
-    boolean kernel =
-        "kernel".equals(program)
-            || "kern".equals(text(r, "facility"))
-            || Attribution.kernelFile(file);
+    // the kern facility is the kernel's own (imklog); a tag is not: any user can log with `logger
+    // -t kernel`, and only the kernel may speak for the hardware
+    boolean kernel = "kern".equals(text(r, "facility")) || Attribution.kernelFile(file);
     s.kind = kernel ? RecordKind.KERNEL : RecordKind.LOG;
     s.source = first(file, kernel ? "kernel" : null, program, text(r, "syslogtag"));
     s.offset = file == null ? null : JsonFields.offset(r, "fileoffset");

@@ -58,6 +58,23 @@ class RsyslogFormatTest {
   }
 
   @Test
+  void aUserTaggingItsLinesKernelDoesNotSpeakForTheHardware() throws Exception {
+    // `logger -t kernel "NVRM: Xid ..."`: the user facility, whatever the tag says
+    LogRecord r =
+        format
+            .parse(
+                Raw.of(
+                    4,
+                    """
+                    {"timestamp":"2026-11-22T17:01:37+01:00", "hostname":"gpu-node-7", "programname":"kernel",
+                     "syslogtag":"kernel:", "facility":"user", "msg":"NVRM: Xid (PCI:0000:00:06): 79, pid=674",
+                     "filename":"", "fileoffset":""}
+                    """))
+            .get(0);
+    assertEquals(RecordKind.LOG, r.kind());
+  }
+
+  @Test
   void recordsOfOtherTemplatesAreRejected() {
     WireFormatException e =
         assertThrows(
