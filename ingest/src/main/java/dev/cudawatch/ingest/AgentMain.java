@@ -43,10 +43,10 @@ public final class AgentMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    // when the agent itself began (the JVM's start-up before it is the same whatever the node does)
-    System.err.println("cudawatch agent: starting");
     AgentSettings s =
         new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
+    // when the agent itself began, its configuration read (a bad one is its one line, exit 2)
+    System.err.println("cudawatch agent: starting");
     if (bootstrap != null) {
       s = s.withFiles(s.kafka().withBootstrapServers(bootstrap), s.files(), s.stateDir());
     }

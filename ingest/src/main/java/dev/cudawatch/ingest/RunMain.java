@@ -65,10 +65,10 @@ public final class RunMain implements Callable<Integer> {
 
   @Option(
       names = "--drain-seconds",
-      defaultValue = "1",
+      defaultValue = "${env:CUDAWATCH_RUN_DRAIN_SECONDS:-1}",
       description =
           "how long after the command ends to wait for Kafka; what is not shipped by then stays"
-              + " spooled for the node agent (default: ${DEFAULT-VALUE})")
+              + " spooled for the node agent (default: $CUDAWATCH_RUN_DRAIN_SECONDS, else 1)")
   int drainSeconds;
 
   @Option(

@@ -131,6 +131,9 @@ class SlurmJobIT {
       // what the job's user runs, where that user can reach it: the clone may sit in a 0700 home
       env.put("CUDAWATCH_HOME", stageForJobs(tmp.resolve("cudawatch-home")).toString());
       env.put("CUDAWATCH_AGENT_KAFKA__BOOTSTRAP_SERVERS", pipeline.bootstrapServers());
+      // no node agent adopts this scenario's spools: `run` itself waits for Kafka (a loaded
+      // machine's first connection can take longer than the 1 s default)
+      env.put("CUDAWATCH_RUN_DRAIN_SECONDS", "30");
       env.put("LOG_ROOT", logRoot.toString());
       env.put("HOME", home.toString());
 
