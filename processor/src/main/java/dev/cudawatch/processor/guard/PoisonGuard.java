@@ -138,7 +138,10 @@ public final class PoisonGuard implements Serializable {
     if (record instanceof Incident i) {
       return "incident " + i.id();
     }
-    return record == null ? "timer" : record.getClass().getSimpleName();
+    if (record instanceof String s) {
+      return s; // a timer: "timer TS of KEY"
+    }
+    return record == null ? "unknown" : record.getClass().getSimpleName();
   }
 
   private static byte[] payload(Object record) {
