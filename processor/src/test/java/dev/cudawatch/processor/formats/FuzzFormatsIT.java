@@ -129,7 +129,10 @@ class FuzzFormatsIT {
               broker, got -> streams(got).containsAll(goodStreams), Duration.ofSeconds(120));
       Set<String> missing = new HashSet<>(goodStreams);
       missing.removeAll(streams(incidents));
-      assertEquals(Set.of(), missing, seed + ": every good record's incident");
+      assertEquals(
+          Set.of(),
+          missing,
+          seed + ": every good record's incident; job: " + ShapesJob.failures(FLINK, job));
 
       List<DeadLetter> letters =
           ShapesJob.deadLetters(
@@ -164,7 +167,7 @@ class FuzzFormatsIT {
           later.size(),
           later.stream().map(d -> d.stage() + d.topic()).distinct().count(),
           seed + ": later dead letters once each");
-      assertEquals(0, ShapesJob.restarts(REPORTER, job), seed + ": the job never restarted");
+      assertEquals(0, ShapesJob.restarts(FLINK, job), seed + ": the job never restarted");
       assertEquals(
           unreadable.size(),
           ShapesJob.counter(REPORTER, job.getJobID(), "parse-records", ShapesJob.DEAD_LETTERS),

@@ -163,7 +163,7 @@ class PoisonRecordsIT {
         List.of(),
         letters.stream().filter(d -> !d.stage().equals("processor")).toList(),
         shape + ": no record got past parsing to fail later");
-    assertEquals(0, ShapesJob.restarts(REPORTER, job), shape + ": the job never restarted");
+    assertEquals(0, ShapesJob.restarts(FLINK, job), shape + ": the job never restarted");
     assertTrue(
         ShapesJob.counter(REPORTER, job.getJobID(), "parse-records", ShapesJob.DEAD_LETTERS)
             >= bad.size(),

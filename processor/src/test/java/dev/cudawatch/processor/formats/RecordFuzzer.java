@@ -28,6 +28,7 @@ final class RecordFuzzer {
 
   private static final JsonNodeFactory F = JsonNodeFactory.instance;
   private static final String NAN_MARK = "@@nan@@";
+  private static final String DEEP_MARK = "@@deep@@";
   private static final String[] TIMES = {
     "+200000000-01-01T00:00:00Z",
     "-200000000-01-01T00:00:00Z",
@@ -74,7 +75,7 @@ final class RecordFuzzer {
       s.set(F.textNode(NAN_MARK));
       how = "NaN in " + s.name;
     } else if (kind < 63) {
-      s.set(nested(rnd.nextBoolean() ? 200 : 3000));
+      s.set(F.textNode(DEEP_MARK)); // written as text below: Jackson refuses to write it
       how = "deep nesting in " + s.name;
     } else if (kind < 75) {
       s.remove();
@@ -87,6 +88,10 @@ final class RecordFuzzer {
       how = "odd time text in " + s.name;
     }
     String text = root.toString();
+    if (how.startsWith("deep")) {
+      int depth = rnd.nextBoolean() ? 200 : 3000;
+      text = text.replace("\"" + DEEP_MARK + "\"", "[".repeat(depth) + "]".repeat(depth));
+    }
     if (how.startsWith("NaN")) {
       String[] nans = {"NaN", "Infinity", "-Infinity"};
       text = text.replace("\"" + NAN_MARK + "\"", nans[rnd.nextInt(3)]);
@@ -189,15 +194,6 @@ final class RecordFuzzer {
       case 4 -> F.objectNode().set("v", n.deepCopy());
       default -> F.nullNode();
     };
-  }
-
-  private static JsonNode nested(int depth) {
-    ArrayNode top = F.arrayNode();
-    ArrayNode a = top;
-    for (int i = 0; i < depth; i++) {
-      a = a.addArray();
-    }
-    return top;
   }
 
   /** A place in a tree: an object's field or an array's element. */

@@ -2,6 +2,7 @@ package dev.cudawatch.processor.formats;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
@@ -17,6 +18,10 @@ import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.formats.ShipperShapes.Line;
 import dev.cudawatch.processor.formats.ShipperShapes.Shape;
 import dev.cudawatch.processor.guard.PoisonGuard;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,9 +32,9 @@ import java.util.Map;
 import java.util.function.Predicate;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -195,19 +200,43 @@ final class ShapesJob {
     }
   }
 
-  /** The job's restarts so far ({@code numRestarts}); the job is still running. */
-  static long restarts(InMemoryReporter reporter, JobClient job) throws Exception {
+  /**
+   * The job's restarts so far: the failures in its exception history, each of which restarts it
+   * (read through the MiniCluster's REST API as an operator would); the job is still running.
+   */
+  static long restarts(MiniClusterExtension flink, JobClient job) throws Exception {
     assertEquals(
         org.apache.flink.api.common.JobStatus.RUNNING, job.getJobStatus().get(), "the job runs on");
-    // the job manager's job group carries numRestarts, tagged with the job's id
-    String id = job.getJobID().toString();
-    for (var e : reporter.getMetricsByGroup().entrySet()) {
-      Metric m = e.getValue().get("numRestarts");
-      if (m != null && id.equals(e.getKey().getAllVariables().get("<job_id>"))) {
-        return ((Number) ((Gauge<?>) m).getValue()).longValue();
-      }
+    JsonNode history =
+        WireJson.mapper().readTree(rest(flink, job, "/exceptions")).get("exceptionHistory");
+    return history.get("entries").size();
+  }
+
+  private static String rest(MiniClusterExtension flink, JobClient job, String path)
+      throws Exception {
+    Configuration c = flink.getClientConfiguration();
+    URI uri =
+        URI.create(
+            "http://"
+                + c.get(RestOptions.ADDRESS)
+                + ":"
+                + c.get(RestOptions.PORT)
+                + "/jobs/"
+                + job.getJobID()
+                + path);
+    return HttpClient.newHttpClient()
+        .send(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString())
+        .body();
+  }
+
+  /** The job's status and latest failures as its REST API reports them, for messages. */
+  static String failures(MiniClusterExtension flink, JobClient job) {
+    try {
+      String body = rest(flink, job, "/exceptions?maxExceptions=3");
+      return job.getJobStatus().get() + " " + body.substring(0, Math.min(3000, body.length()));
+    } catch (Exception e) {
+      return "unknown: " + e;
     }
-    throw new AssertionError("no numRestarts metric for job " + id);
   }
 
   /** The sum of one counter over an operator's subtasks. */
