@@ -20,9 +20,12 @@ import java.util.Optional;
  *   <li>offset negative: dead-lettered (offsets order and de-duplicate a stream).
  *   <li>rank and local rank outside 0..{@value #MAX_RANK}, GPU index outside 0..{@value #MAX_GPU}:
  *       dead-lettered; these name who is blamed, so an impossible one is not guessed at.
- *   <li>text longer than {@value #MAX_TEXT_CHARS} characters: cut to it and counted, like the
- *       agent's own {@code max_line_bytes} (an incident quoting the whole line must still fit in a
- *       Kafka record).
+ *   <li>text longer than {@value #MAX_TEXT_CHARS} characters: cut to it and counted (an incident
+ *       quotes its lines, and must still fit in a Kafka record of 1 MB).
+ *   <li>host, job, stream, source or source id over {@value #MAX_NAME_CHARS} characters:
+ *       dead-lettered (they are keys, copied into every incident).
+ *   <li>text with lone surrogates (JSON {@code \\ud800} escapes): each replaced by U+FFFD, as
+ *       invalid UTF-8 is when read.
  *   <li>a GPU memory sample's bytes negative, total over 1 PiB or used over total, its GPU or time
  *       out of range: dead-lettered (trends divide by them).
  * </ul>
@@ -34,7 +37,8 @@ final class InputRanges {
   static final Instant MAX_TIME = Instant.parse("9999-12-31T23:59:59.999999999Z");
   static final int MAX_RANK = 1 << 20;
   static final int MAX_GPU = 1024;
-  static final int MAX_TEXT_CHARS = 64 * 1024;
+  static final int MAX_TEXT_CHARS = 16 * 1024;
+  static final int MAX_NAME_CHARS = 4096;
   static final long MAX_GPU_BYTES = 1L << 50;
 
   /** The record if all its values are in range, cut to length; the reason it is not otherwise. */
@@ -47,14 +51,80 @@ final class InputRanges {
     index("rank", r.rank(), MAX_RANK);
     index("local rank", r.localRank(), MAX_RANK);
     index("gpu", r.gpu(), MAX_GPU);
+    for (String name : new String[] {r.host(), r.job(), r.stream(), r.source(), r.sourceId()}) {
+      if (name != null && name.length() > MAX_NAME_CHARS) {
+        throw new WireFormatException(
+            "a host, job, stream or source name of " + name.length() + " characters");
+      }
+    }
     if (r.kind() == RecordKind.GPU_MEMORY) {
       sample(r.text());
     }
-    if (r.text().length() > MAX_TEXT_CHARS) {
+    boolean tooLong = r.text().length() > MAX_TEXT_CHARS;
+    if (tooLong) {
       truncated.run();
-      return cut(r);
     }
-    return r;
+    return tooLong || !wellFormed(r) ? rebuilt(r) : r;
+  }
+
+  /**
+   * Whether every text field is valid UTF-16. JSON's {@code \ud800} escapes (or CESU-8 bytes) give
+   * a Java string a lone surrogate, which UTF-8 cannot carry: it would come out of the job's
+   * serializers as '?', so a stream key computed before a shuffle would not match the one after it
+   * (a non-deterministic key fails the task on every retry).
+   */
+  private static boolean wellFormed(LogRecord r) {
+    if (!ok(r.id()) || !ok(r.host()) || !ok(r.job()) || !ok(r.stream()) || !ok(r.source())) {
+      return false;
+    }
+    if (!ok(r.sourceId()) || !ok(r.text()) || !ok(r.raw()) || !ok(r.gpuUuid())) {
+      return false;
+    }
+    if (r.attribution() != null) {
+      for (var e : r.attribution().entrySet()) {
+        if (!ok(e.getKey()) || !ok(e.getValue())) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private static boolean ok(String s) {
+    return s == null || clean(s) == s;
+  }
+
+  /**
+   * {@code s} with lone surrogates replaced by U+FFFD, as UTF-8 decoding does; {@code s} if none.
+   */
+  static String clean(String s) {
+    if (s == null) {
+      return null;
+    }
+    StringBuilder b = null;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      boolean lone;
+      if (Character.isHighSurrogate(c)) {
+        lone = i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1));
+        if (!lone) {
+          if (b != null) {
+            b.append(c).append(s.charAt(i + 1));
+          }
+          i++;
+          continue;
+        }
+      } else {
+        lone = Character.isLowSurrogate(c);
+      }
+      if (lone && b == null) {
+        b = new StringBuilder(s.length()).append(s, 0, i);
+      }
+      if (b != null) {
+        b.append(lone ? '\uFFFD' : c);
+      }
+    }
+    return b == null ? s : b.toString();
   }
 
   private static void time(String what, Instant t) throws WireFormatException {
@@ -92,28 +162,38 @@ final class InputRanges {
     }
   }
 
-  private static LogRecord cut(LogRecord r) {
+  /** The record cut to length, its text fields well-formed. */
+  private static LogRecord rebuilt(LogRecord r) {
+    java.util.Map<String, String> attribution = null;
+    if (r.attribution() != null) {
+      attribution = new java.util.LinkedHashMap<>();
+      for (var e : r.attribution().entrySet()) {
+        attribution.put(clean(e.getKey()), clean(e.getValue()));
+      }
+    }
     return new LogRecord(
         r.v(),
-        r.id(),
-        r.host(),
-        r.job(),
+        clean(r.id()),
+        clean(r.host()),
+        clean(r.job()),
         r.rank(),
         r.localRank(),
         r.gpu(),
         r.kind(),
-        r.stream(),
-        r.source(),
-        r.sourceId(),
+        clean(r.stream()),
+        clean(r.source()),
+        clean(r.sourceId()),
         r.offset(),
         r.eventTime(),
         r.ingestTime(),
-        r.text().substring(0, MAX_TEXT_CHARS),
+        clean(cut(r.text())),
         r.lineCount(),
-        r.raw() == null || r.raw().length() <= MAX_TEXT_CHARS
-            ? r.raw()
-            : r.raw().substring(0, MAX_TEXT_CHARS),
-        r.gpuUuid(),
-        r.attribution());
+        clean(cut(r.raw())),
+        clean(r.gpuUuid()),
+        attribution);
+  }
+
+  private static String cut(String s) {
+    return s == null || s.length() <= MAX_TEXT_CHARS ? s : s.substring(0, MAX_TEXT_CHARS);
   }
 }
