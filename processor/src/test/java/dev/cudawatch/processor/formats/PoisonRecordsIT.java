@@ -50,7 +50,6 @@ class PoisonRecordsIT {
   static void start() throws Exception {
     broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
     ShapesJob.createTopics(broker);
-    job = ShapesJob.start(broker, "poison-it");
   }
 
   @AfterAll
@@ -133,6 +132,9 @@ class PoisonRecordsIT {
   @EnumSource(Shape.class)
   void poisonIsDeadLetteredOnceAndTheNextGoodRecordStillYieldsItsIncident(Shape shape)
       throws Exception {
+    if (job == null) { // on the extension's MiniCluster, which its per-test context selects
+      job = ShapesJob.start(broker, "poison-it");
+    }
     List<byte[]> bad = poison(shape);
     String stream = "after-poison-" + shape.name().toLowerCase();
     List<byte[]> values = new ArrayList<>(bad);

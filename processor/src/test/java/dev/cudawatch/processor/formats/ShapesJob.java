@@ -234,7 +234,12 @@ final class ShapesJob {
   static String failures(MiniClusterExtension flink, JobClient job) {
     try {
       String body = rest(flink, job, "/exceptions?maxExceptions=3");
-      return job.getJobStatus().get() + " " + body.substring(0, Math.min(3000, body.length()));
+      StringBuilder causes = new StringBuilder(job.getJobStatus().get().toString());
+      var m = java.util.regex.Pattern.compile("Caused by: [^\\\\]{0,400}").matcher(body);
+      while (m.find()) {
+        causes.append(" | ").append(m.group());
+      }
+      return causes + " | " + body.substring(0, Math.min(1000, body.length()));
     } catch (Exception e) {
       return "unknown: " + e;
     }
