@@ -5,6 +5,7 @@ import dev.cudawatch.processor.records.KeySerializer;
 import dev.cudawatch.processor.records.RawRecord;
 import dev.cudawatch.processor.records.RawRecordDeserializer;
 import java.util.Properties;
+import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -12,6 +13,7 @@ import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.util.function.SerializableFunction;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.ProducerRecord;
 
 /** The job's Kafka source and exactly-once sinks, built from {@link ProcessorSettings}. */
 public final class KafkaConnectors {
@@ -42,13 +44,40 @@ public final class KafkaConnectors {
         .setBootstrapServers(s.kafka().bootstrapServers())
         .setKafkaProducerConfig(p)
         .setRecordSerializer(
-            KafkaRecordSerializationSchema.<T>builder()
-                .setTopic(topic)
-                .setKeySerializationSchema(new KeySerializer<>(key))
-                .setValueSerializationSchema(new JsonSerializer<T>())
-                .build())
+            new WrittenNow<>(
+                KafkaRecordSerializationSchema.<T>builder()
+                    .setTopic(topic)
+                    .setKeySerializationSchema(new KeySerializer<>(key))
+                    .setValueSerializationSchema(new JsonSerializer<T>())
+                    .build()))
         .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
         .setTransactionalIdPrefix(s.transactionalIdPrefix() + "-" + topic)
         .build();
+  }
+
+  /**
+   * Stamps each output record with the time it is written, not its event time: the broker refuses
+   * records stamped more than {@code log.message.timestamp.after.max.ms} (1 h) ahead, so one
+   * incident from a clock far in the future would fail the sink, and the job, on every retry.
+   */
+  static final class WrittenNow<T> implements KafkaRecordSerializationSchema<T> {
+    private static final long serialVersionUID = 1L;
+    private final KafkaRecordSerializationSchema<T> inner;
+
+    WrittenNow(KafkaRecordSerializationSchema<T> inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public void open(SerializationSchema.InitializationContext ctx, KafkaSinkContext sink)
+        throws Exception {
+      inner.open(ctx, sink);
+    }
+
+    @Override
+    public ProducerRecord<byte[], byte[]> serialize(
+        T element, KafkaSinkContext ctx, Long timestamp) {
+      return inner.serialize(element, ctx, null);
+    }
   }
 }

@@ -15,6 +15,8 @@ import dev.cudawatch.processor.functions.CorrelateXid;
 import dev.cudawatch.processor.functions.DetectMemoryTrend;
 import dev.cudawatch.processor.functions.IncidentAlerts;
 import dev.cudawatch.processor.functions.ParseLogRecords;
+import dev.cudawatch.processor.guard.Guarded;
+import dev.cudawatch.processor.guard.PoisonGuard;
 import dev.cudawatch.processor.health.DetectJobSlowdown;
 import dev.cudawatch.processor.health.DetectSlowRanks;
 import dev.cudawatch.processor.health.ExtractStepTimes;
@@ -46,6 +48,8 @@ import dev.cudawatch.processor.rules.RuleSpec;
 import dev.cudawatch.processor.rules.SilenceRule;
 import dev.cudawatch.processor.rules.SpikeRule;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -68,6 +72,7 @@ public final class ProcessorJob {
   private final RuleSet rules;
   private final Sink<JobFailure> jobFailures;
   private Sink<Action> actions;
+  private final List<DataStream<DeadLetter>> dead = new ArrayList<>();
 
   /**
    * How long a job's incidents may pause and still be one failure: NCCL's default timeout, 10 min,
@@ -121,11 +126,8 @@ public final class ProcessorJob {
             .returns(LogRecordCodec.TYPE)
             .name("parse-records")
             .uid("parse-records");
-    parsed
-        .getSideOutput(ParseLogRecords.DEAD_LETTERS)
-        .sinkTo(deadLetters)
-        .name(Topics.DEAD_LETTER)
-        .uid("sink-dead-letters");
+    dead.clear();
+    dead.add(parsed.getSideOutput(ParseLogRecords.DEAD_LETTERS));
     // No clock in the fleet may put a line past the time it reached Kafka (ClampEventTime says
     // why).
     DataStream<LogRecord> records =
@@ -136,58 +138,81 @@ public final class ProcessorJob {
             .uid("clamp-event-time");
 
     DataStream<Incident> classified =
-        records
-            .filter(r -> r.kind() != RecordKind.GPU_MEMORY)
-            .name("lines")
-            .keyBy(LogRecord::streamKey)
-            .process(new ClassifyStream(catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl))
-            .returns(IncidentCodec.TYPE)
-            .name("classify")
-            .uid("classify");
+        guarded(
+            records
+                .filter(r -> r.kind() != RecordKind.GPU_MEMORY)
+                .name("lines")
+                .keyBy(LogRecord::streamKey)
+                .process(
+                    Guarded.keyed(
+                        "classify",
+                        new ClassifyStream(
+                            catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl)))
+                .returns(IncidentCodec.TYPE)
+                .name("classify")
+                .uid("classify"));
     // OOMs that name their GPU meet that GPU's memory samples, and leave with what came before.
     DataStream<Incident> fromMemory =
-        records
-            .filter(r -> r.kind() == RecordKind.GPU_MEMORY)
-            .name("memory-samples")
-            .connect(classified.filter(DetectMemoryTrend::enrichable).name("gpu-ooms"))
-            .keyBy(DetectMemoryTrend::keyOf, DetectMemoryTrend::keyOf)
-            .process(new DetectMemoryTrend(TrendSettings.defaults(), Duration.ofMinutes(10), ttl))
-            .returns(IncidentCodec.TYPE)
-            .name("memory-trend")
-            .uid("memory-trend");
+        guarded(
+            records
+                .filter(r -> r.kind() == RecordKind.GPU_MEMORY)
+                .name("memory-samples")
+                .connect(classified.filter(DetectMemoryTrend::enrichable).name("gpu-ooms"))
+                .keyBy(DetectMemoryTrend::keyOf, DetectMemoryTrend::keyOf)
+                .process(
+                    Guarded.keyedCo(
+                        "memory-trend",
+                        new DetectMemoryTrend(
+                            TrendSettings.defaults(), Duration.ofMinutes(10), ttl)))
+                .returns(IncidentCodec.TYPE)
+                .name("memory-trend")
+                .uid("memory-trend"));
     DataStream<Incident> fromLines =
         classified.filter(i -> !DetectMemoryTrend.enrichable(i)).name("not-gpu-ooms");
     DataStream<Incident> merged = fromLines.union(fromMemory);
     // Kernel lines name a GPU or a pid, not a job: the job that held it then owns the incident.
     DataStream<Incident> kernelAttributed =
-        records
-            .flatMap(new GpuHolderSignals(1000))
-            .returns(GpuHolderCodec.TYPE)
-            .name("gpu-holders")
-            .uid("gpu-holders")
-            .connect(merged.filter(AttributeKernelIncidents::wanted).name("kernel-incidents"))
-            .keyBy(AttributeKernelIncidents::keyOf, AttributeKernelIncidents::keyOf)
-            .process(new AttributeKernelIncidents())
-            .returns(IncidentCodec.TYPE)
-            .name("attribute-kernel-incidents")
-            .uid("attribute-kernel-incidents");
+        guarded(
+            guarded(
+                    records
+                        .process(Guarded.flatMap("gpu-holders", new GpuHolderSignals(1000)))
+                        .returns(GpuHolderCodec.TYPE)
+                        .name("gpu-holders")
+                        .uid("gpu-holders"))
+                .connect(merged.filter(AttributeKernelIncidents::wanted).name("kernel-incidents"))
+                .keyBy(AttributeKernelIncidents::keyOf, AttributeKernelIncidents::keyOf)
+                .process(
+                    Guarded.keyedCo("attribute-kernel-incidents", new AttributeKernelIncidents()))
+                .returns(IncidentCodec.TYPE)
+                .name("attribute-kernel-incidents")
+                .uid("attribute-kernel-incidents"));
     // Step times from progress lines: a rank slower than its peers, a whole job slowing down.
     DataStream<StepSample> steps =
-        records.flatMap(new ExtractStepTimes(catalogs)).name("step-times").uid("step-times");
+        guarded(
+            records
+                .process(Guarded.flatMap("step-times", new ExtractStepTimes(catalogs)))
+                .returns(StepSample.class)
+                .name("step-times")
+                .uid("step-times"));
     DataStream<Incident> stepIncidents =
-        steps
-            .keyBy(StepSample::job)
-            .process(new DetectSlowRanks(settings.health(), ttl))
-            .returns(IncidentCodec.TYPE)
-            .name("slow-ranks")
-            .uid("slow-ranks")
-            .union(
+        guarded(
                 steps
                     .keyBy(StepSample::job)
-                    .process(new DetectJobSlowdown(settings.health(), ttl))
+                    .process(
+                        Guarded.keyed("slow-ranks", new DetectSlowRanks(settings.health(), ttl)))
                     .returns(IncidentCodec.TYPE)
-                    .name("job-slowdown")
-                    .uid("job-slowdown"));
+                    .name("slow-ranks")
+                    .uid("slow-ranks"))
+            .union(
+                guarded(
+                    steps
+                        .keyBy(StepSample::job)
+                        .process(
+                            Guarded.keyed(
+                                "job-slowdown", new DetectJobSlowdown(settings.health(), ttl)))
+                        .returns(IncidentCodec.TYPE)
+                        .name("job-slowdown")
+                        .uid("job-slowdown")));
     DataStream<Incident> all =
         merged
             .filter(i -> !AttributeKernelIncidents.wanted(i))
@@ -207,104 +232,119 @@ public final class ProcessorJob {
             .uid("incident-time");
     // An application incident beside a kernel Xid on its GPU is emitted again with a verdict.
     DataStream<Incident> verdicts =
-        timed
-            .filter(CorrelateXid::relevant)
-            .name("correlatable")
-            .keyBy(CorrelateXid::keyOf)
-            .process(new CorrelateXid(settings.xidWindowSeconds() * 1000))
-            .returns(IncidentCodec.TYPE)
-            .name("correlate-xid")
-            .uid("correlate-xid");
+        guarded(
+            timed
+                .filter(CorrelateXid::relevant)
+                .name("correlatable")
+                .keyBy(CorrelateXid::keyOf)
+                .process(
+                    Guarded.keyed(
+                        "correlate-xid", new CorrelateXid(settings.xidWindowSeconds() * 1000)))
+                .returns(IncidentCodec.TYPE)
+                .name("correlate-xid")
+                .uid("correlate-xid"));
     DataStream<Incident> published = all.union(verdicts);
     published.sinkTo(incidents).name(Topics.INCIDENTS).uid("sink-incidents");
     DataStream<RuleEvent> ruleEvents =
-        timed
-            .flatMap(new MatchRules(rules))
-            .returns(RuleEventCodec.TYPE)
-            .name("match-rules")
-            .uid("match-rules");
+        guarded(
+            timed
+                .process(Guarded.flatMap("match-rules", new MatchRules(rules)))
+                .returns(RuleEventCodec.TYPE)
+                .name("match-rules")
+                .uid("match-rules"));
     DataStream<Alert> countAlerts =
-        ruleEvents
-            .filter(e -> RuleSpec.COUNT.equals(e.type()))
-            .name("count-events")
-            .keyBy(RuleEvent::key)
-            .process(new CountRule(rules))
-            .returns(AlertCodec.TYPE)
-            .name("count-rules")
-            .uid("count-rules");
+        guarded(
+            ruleEvents
+                .filter(e -> RuleSpec.COUNT.equals(e.type()))
+                .name("count-events")
+                .keyBy(RuleEvent::key)
+                .process(Guarded.keyed("count-rules", new CountRule(rules)))
+                .returns(AlertCodec.TYPE)
+                .name("count-rules")
+                .uid("count-rules"));
     DataStream<Alert> spikeAlerts =
-        ruleEvents
-            .filter(e -> RuleSpec.SPIKE.equals(e.type()))
-            .name("spike-events")
-            .keyBy(RuleEvent::key)
-            .process(new SpikeRule(rules))
-            .returns(AlertCodec.TYPE)
-            .name("spike-rules")
-            .uid("spike-rules");
+        guarded(
+            ruleEvents
+                .filter(e -> RuleSpec.SPIKE.equals(e.type()))
+                .name("spike-events")
+                .keyBy(RuleEvent::key)
+                .process(Guarded.keyed("spike-rules", new SpikeRule(rules)))
+                .returns(AlertCodec.TYPE)
+                .name("spike-rules")
+                .uid("spike-rules"));
     // Silence needs every job's output, thinned to one signal per job per second before the
     // shuffle.
     DataStream<Alert> silenceAlerts =
-        records
-            .flatMap(new JobActivity(rules, 1000))
-            .returns(JobSignalCodec.TYPE)
-            .name("job-activity")
-            .uid("job-activity")
-            .union(
-                all.flatMap(new JobFailures(rules))
-                    .returns(JobSignalCodec.TYPE)
-                    .name("job-failures")
-                    .uid("job-failures"))
-            .keyBy(JobSignal::key)
-            .process(new SilenceRule(rules, ttl))
-            .returns(AlertCodec.TYPE)
-            .name("silence-rules")
-            .uid("silence-rules");
+        guarded(
+            guarded(
+                    records
+                        .process(Guarded.flatMap("job-activity", new JobActivity(rules, 1000)))
+                        .returns(JobSignalCodec.TYPE)
+                        .name("job-activity")
+                        .uid("job-activity"))
+                .union(
+                    guarded(
+                        all.process(Guarded.flatMap("job-failures", new JobFailures(rules)))
+                            .returns(JobSignalCodec.TYPE)
+                            .name("job-failures")
+                            .uid("job-failures")))
+                .keyBy(JobSignal::key)
+                .process(Guarded.keyed("silence-rules", new SilenceRule(rules, ttl)))
+                .returns(AlertCodec.TYPE)
+                .name("silence-rules")
+                .uid("silence-rules"));
     // Every incident of a job, across hosts and ranks, becomes one job failure with one root cause.
     SingleOutputStreamOperator<JobFailure> failedJobs =
-        timed
-            .filter(GroupJobFailures::groupable)
-            .name("job-incidents")
-            .keyBy(Incident::job)
-            .process(new GroupJobFailures(JOB_FAILURE_GAP))
-            .returns(JobFailureCodec.TYPE)
-            .name("job-failures-grouped")
-            .uid("job-failures-grouped");
+        guarded(
+            timed
+                .filter(GroupJobFailures::groupable)
+                .name("job-incidents")
+                .keyBy(Incident::job)
+                .process(
+                    Guarded.keyed("job-failures-grouped", new GroupJobFailures(JOB_FAILURE_GAP)))
+                .returns(JobFailureCodec.TYPE)
+                .name("job-failures-grouped")
+                .uid("job-failures-grouped"));
     if (jobFailures != null) {
       failedJobs.sinkTo(jobFailures).name(Topics.JOB_FAILURES).uid("sink-job-failures");
     }
     // Per GPU: failures, Xids, verdicts, slow ranks, recoveries asked; the repair ladder.
     SingleOutputStreamOperator<Action> recommendations =
-        published
-            .filter(GpuHealthLedger::relevant)
-            .name("gpu-incidents")
-            .keyBy(GpuHealthLedger::keyOf)
-            .process(new GpuHealthLedger(settings.health()))
-            .returns(ActionCodec.TYPE)
-            .name("gpu-health-ledger")
-            .uid("gpu-health-ledger");
+        guarded(
+            published
+                .filter(GpuHealthLedger::relevant)
+                .name("gpu-incidents")
+                .keyBy(GpuHealthLedger::keyOf)
+                .process(Guarded.keyed("gpu-health-ledger", new GpuHealthLedger(settings.health())))
+                .returns(ActionCodec.TYPE)
+                .name("gpu-health-ledger")
+                .uid("gpu-health-ledger"));
     DataStream<Alert> ruleAlerts =
         countAlerts.union(
             spikeAlerts,
             silenceAlerts,
             failedJobs.getSideOutput(GroupJobFailures.ALERTS),
-            stepIncidents
-                .flatMap(new StepAlerts())
-                .returns(AlertCodec.TYPE)
-                .name("step-alerts")
-                .uid("step-alerts"),
+            guarded(
+                stepIncidents
+                    .process(Guarded.flatMap("step-alerts", new StepAlerts()))
+                    .returns(AlertCodec.TYPE)
+                    .name("step-alerts")
+                    .uid("step-alerts")),
             recommendations.getSideOutput(GpuHealthLedger.ALERTS));
     // Rules in shadow mode record what they would have alerted instead of alerting.
     SingleOutputStreamOperator<Alert> outgoing =
-        published
-            .flatMap(new IncidentAlerts())
-            .returns(AlertCodec.TYPE)
-            .name("incident-alerts")
-            .uid("incident-alerts")
-            .union(ruleAlerts)
-            .process(new ShadowAlerts(settings.health()))
-            .returns(AlertCodec.TYPE)
-            .name("shadow-alerts")
-            .uid("shadow-alerts");
+        guarded(
+            guarded(
+                    published
+                        .process(Guarded.flatMap("incident-alerts", new IncidentAlerts()))
+                        .returns(AlertCodec.TYPE)
+                        .name("incident-alerts")
+                        .uid("incident-alerts"))
+                .union(ruleAlerts)
+                .process(Guarded.process("shadow-alerts", new ShadowAlerts(settings.health())))
+                .returns(AlertCodec.TYPE)
+                .name("shadow-alerts")
+                .uid("shadow-alerts"));
     outgoing.sinkTo(alerts).name(Topics.ALERTS).uid("sink-alerts");
     if (actions != null) {
       recommendations
@@ -313,5 +353,17 @@ public final class ProcessorJob {
           .name(Topics.ACTIONS)
           .uid("sink-actions");
     }
+    // every operator's dead letters, to one exactly-once sink
+    DataStream<DeadLetter> letters = dead.get(0);
+    for (DataStream<DeadLetter> d : dead.subList(1, dead.size())) {
+      letters = letters.union(d);
+    }
+    letters.sinkTo(deadLetters).name(Topics.DEAD_LETTER).uid("sink-dead-letters");
+  }
+
+  /** Routes a guarded operator's dead letters ({@link PoisonGuard}) to the dead-letter sink. */
+  private <T> SingleOutputStreamOperator<T> guarded(SingleOutputStreamOperator<T> op) {
+    dead.add(op.getSideOutput(PoisonGuard.DEAD_LETTERS));
+    return op;
   }
 }

@@ -4,15 +4,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
+import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Reading shippers' JSON: objects, nested fields, their several timestamp shapes. */
 final class JsonFields {
   private JsonFields() {}
+
+  /** Epoch seconds a numeric timestamp may have: Instant's own range (year ±1e9). */
+  static final double MAX_EPOCH_SECONDS = Instant.MAX.getEpochSecond();
 
   /** The record as a JSON object, or the reason it is not one. */
   static JsonNode object(byte[] bytes, String format) throws WireFormatException {
@@ -101,13 +104,18 @@ final class JsonFields {
     }
     if (v.isNumber()) {
       double s = v.asDouble();
+      // NaN, infinities and seconds past Instant's range (1e17) are the record's fault: a reason,
+      // never a DateTimeException that fails the task on every retry
+      if (!Double.isFinite(s) || Math.abs(s) > MAX_EPOCH_SECONDS) {
+        throw new WireFormatException(String.join(".", path) + " is out of range: " + v.asText());
+      }
       long sec = (long) Math.floor(s);
       return Instant.ofEpochSecond(sec, Math.round((s - sec) * 1e6) * 1000);
     }
     if (v.isTextual()) {
       try {
         return OffsetDateTime.parse(v.asText()).toInstant();
-      } catch (DateTimeParseException e) {
+      } catch (DateTimeException e) { // a parse error, or a valid text out of Instant's range
         throw new WireFormatException(
             String.join(".", path) + " is not an RFC 3339 time: " + v.asText());
       }

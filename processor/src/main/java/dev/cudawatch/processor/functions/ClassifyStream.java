@@ -149,20 +149,30 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     }
     long now = ctx.timerService().currentProcessingTime();
     StreamClassifier c = classifier(r, s);
-    emit(
-        c.accept(
-            r.text(),
-            new LineMeta(
-                r.id(),
-                r.eventTime(),
-                r.rank(),
-                r.localRank(),
-                r.gpu(),
-                r.gpuUuid(),
-                r.attribution(),
-                fromKernel(r)),
-            Instant.ofEpochMilli(now)),
-        out);
+    List<Incident> found;
+    try {
+      found =
+          c.accept(
+              r.text(),
+              new LineMeta(
+                  r.id(),
+                  r.eventTime(),
+                  r.rank(),
+                  r.localRank(),
+                  r.gpu(),
+                  r.gpuUuid(),
+                  r.attribution(),
+                  fromKernel(r)),
+              Instant.ofEpochMilli(now));
+    } catch (RuntimeException | StackOverflowError e) {
+      // The engine changes the stream's state in place (heap state backend): a line it failed on
+      // may have left it half-updated, so the stream starts over; the line counts as seen (its
+      // offset was taken above), and the job's PoisonGuard dead-letters it.
+      state.clear();
+      lastActivity.clear();
+      throw e;
+    }
+    emit(found, out);
     if (!s.isIdle()) {
       lastActivity.update(now);
       // Timers are rounded to 100 ms so a busy stream keeps one pending timer, not one per line.

@@ -102,17 +102,19 @@ public final class DetectMemoryTrend
     if (sample.isEmpty()) {
       return;
     }
+    // Computes on a copy of the kept samples first, writes state after: a sample the detector
+    // fails on leaves this GPU's state as it was.
     MemoryTrendDetector d = detector();
     String sampleJob = r.job() == null ? null : r.job() + "/" + r.rank();
-    if (sampleJob != null && !sampleJob.equals(job.value())) {
-      job.update(sampleJob);
-      d = null; // another job on this GPU: its memory owes nothing to the last one's
-      lastWarned.clear();
-    }
-    if (d == null) {
-      d = new MemoryTrendDetector(settings);
+    boolean newJob = sampleJob != null && !sampleJob.equals(job.value());
+    if (newJob || d == null) {
+      d = new MemoryTrendDetector(settings); // another job's memory owes nothing to the last's
     }
     var trend = d.add(sample.get());
+    if (newJob) {
+      job.update(sampleJob);
+      lastWarned.clear();
+    }
     samples.update(d.samples());
     if (trend.isPresent()) {
       Long last = lastWarned.value();

@@ -10,7 +10,7 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.processor.InputSettings;
 import dev.cudawatch.processor.formats.CudawatchFormat;
 import dev.cudawatch.processor.formats.RecordFormat;
-import dev.cudawatch.processor.records.DeadLetterCodec;
+import dev.cudawatch.processor.guard.PoisonGuard;
 import dev.cudawatch.processor.records.RawRecord;
 import java.time.Instant;
 import java.util.HashMap;
@@ -23,19 +23,25 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Parses log records in each input topic's format; what cannot be read goes to the dead-letter
- * output with its reason, whole (a batch is never half-read). Unconfigured topics are read as the
- * agent's own records.
+ * Parses log records in each input topic's format; what cannot be read, or brings a value out of
+ * range ({@link InputRanges}), goes to the dead-letter output with its reason, whole (a batch is
+ * never half-read), through the job's {@link PoisonGuard}: any exception a record causes here
+ * dead-letters it rather than failing the task. Unconfigured topics are read as the agent's own
+ * records.
  */
 public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord> {
   private static final long serialVersionUID = 1L;
 
-  public static final OutputTag<DeadLetter> DEAD_LETTERS =
-      new OutputTag<>("dead-letters", DeadLetterCodec.TYPE);
+  /** The job's dead-letter output ({@link PoisonGuard#DEAD_LETTERS}). */
+  public static final OutputTag<DeadLetter> DEAD_LETTERS = PoisonGuard.DEAD_LETTERS;
+
+  /** This operator's name in the job and in its dead letters. */
+  public static final String NAME = "parse-records";
 
   private final HashMap<String, RecordFormat> formats = new HashMap<>();
   private final RecordFormat fallback = new CudawatchFormat();
-  private transient Counter deadLetters;
+  private final PoisonGuard guard = new PoisonGuard(NAME);
+  private transient Counter truncated;
 
   /** The agent's records on every topic. */
   public ParseLogRecords() {}
@@ -56,7 +62,8 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
 
   @Override
   public void open(OpenContext ctx) {
-    deadLetters = getRuntimeContext().getMetricGroup().counter("cudawatch_dead_letters");
+    guard.open(getRuntimeContext().getMetricGroup());
+    truncated = getRuntimeContext().getMetricGroup().counter("cudawatch_lines_truncated");
     // the build the job runs, as the agent's and alerts' cudawatch_build_info say theirs
     BuildInfo build = BuildInfo.current();
     getRuntimeContext()
@@ -102,25 +109,23 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
   }
 
   @Override
-  public void processElement(RawRecord raw, Context ctx, Collector<LogRecord> out) {
-    try {
-      List<LogRecord> parsed = formats.getOrDefault(raw.topic, fallback).parse(raw);
-      for (LogRecord r : parsed) {
-        out.collect(r);
-      }
-    } catch (WireFormatException e) {
-      if (deadLetters != null) {
-        deadLetters.inc();
-      }
-      long ts = ctx.timerService().currentProcessingTime();
-      ctx.output(
-          DEAD_LETTERS,
-          DeadLetter.of(
-              "processor",
-              raw.topic + "/" + raw.partition + "@" + raw.offset,
-              e.getMessage(),
-              raw.value,
-              Instant.ofEpochMilli(ts)));
+  public void processElement(RawRecord raw, Context ctx, Collector<LogRecord> out)
+      throws Exception {
+    guard.run(
+        raw,
+        (buf, side) -> {
+          for (LogRecord r : formats.getOrDefault(raw.topic, fallback).parse(raw)) {
+            buf.collect(InputRanges.check(r, this::countTruncated));
+          }
+        },
+        out,
+        ctx::output,
+        ctx.timerService().currentProcessingTime());
+  }
+
+  private void countTruncated() {
+    if (truncated != null) {
+      truncated.inc();
     }
   }
 }
