@@ -89,7 +89,10 @@ class AgentSlowScontrolIT {
             records.await("the three jobs' first lines", r -> r.text().endsWith("step 1"), 3);
         long ms = (System.nanoTime() - t0) / 1_000_000;
         System.out.println("three new jobs' first lines shipped in " + ms + " ms");
-        assertTrue(ms < 1_000, "three new jobs' lines took " + ms + " ms with a slow scontrol");
+        // 5 s a call: waiting on scontrol would take 5 s at least (15 s before); the 1 s
+        // holds on a quiet machine (96-439 ms measured), a CPU burner beside it needs the slack
+        System.out.println("three new jobs' lines shipped in " + ms + " ms");
+        assertTrue(ms < 3_000, "three new jobs' lines took " + ms + " ms with a slow scontrol");
         for (LogRecord r : first) {
           assertEquals(r.source().replaceAll(".*slurm-(\\d+)\\.out", "$1"), r.job(), r.toString());
           assertNull(r.gpu(), "shipped before scontrol answered: " + r);

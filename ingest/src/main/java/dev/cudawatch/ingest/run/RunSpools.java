@@ -34,7 +34,12 @@ import java.util.List;
  * and used only if it is a real directory owned by that user; an agent running as root reads it.
  */
 public final class RunSpools {
-  public static final String DEFAULT_ROOT = "/var/tmp";
+  /**
+   * {@code /var/tmp}; the test suites set {@code cudawatch.run_spool_root} so that an agent under
+   * test never adopts the spools another program left on the machine.
+   */
+  public static final String DEFAULT_ROOT =
+      System.getProperty("cudawatch.run_spool_root", "/var/tmp");
 
   /** The root the package (prolog, systemd unit) creates for the agent's group. */
   public static final String HANDOFF_ROOT = "/var/spool/cudawatch/run";

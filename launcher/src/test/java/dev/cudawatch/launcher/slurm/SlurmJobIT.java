@@ -134,6 +134,11 @@ class SlurmJobIT {
       // no node agent adopts this scenario's spools: `run` itself waits for Kafka (a loaded
       // machine's first connection can take longer than the 1 s default)
       env.put("CUDAWATCH_RUN_DRAIN_SECONDS", "30");
+      // and what it leaves stays in the test's directory, not the machine's /var/tmp
+      Path runSpools = Files.createDirectories(tmp.resolve("run-spools"));
+      Files.setPosixFilePermissions(
+          runSpools, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwt"));
+      env.put("CUDAWATCH_AGENT_RUN_SPOOL_ROOT", runSpools.toString());
       env.put("LOG_ROOT", logRoot.toString());
       env.put("HOME", home.toString());
 
