@@ -137,7 +137,7 @@ class SlurmJobIT {
       // and what it leaves stays in the test's directory, not the machine's /var/tmp
       Path runSpools = Files.createDirectories(tmp.resolve("run-spools"));
       Files.setPosixFilePermissions(
-          runSpools, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwt"));
+          runSpools, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
       env.put("CUDAWATCH_AGENT_RUN_SPOOL_ROOT", runSpools.toString());
       env.put("LOG_ROOT", logRoot.toString());
       env.put("HOME", home.toString());
