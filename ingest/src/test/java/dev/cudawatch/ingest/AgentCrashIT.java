@@ -170,6 +170,9 @@ class AgentCrashIT {
     return new ProcessBuilder(
             java,
             "-Xmx128m",
+            // the suite's run-spool root: the agent adopts no spool another program left
+            "-Dcudawatch.run_spool_root="
+                + System.getProperty("cudawatch.run_spool_root", "/var/tmp"),
             "-XX:+UseSerialGC",
             "-cp",
             System.getProperty("java.class.path"),

@@ -25,6 +25,9 @@ final class AgentProcess implements AutoCloseable {
         new ProcessBuilder(
                 java,
                 "-Xmx128m",
+                // the suite's run-spool root: the agent adopts no spool another program left
+                "-Dcudawatch.run_spool_root="
+                    + System.getProperty("cudawatch.run_spool_root", "/var/tmp"),
                 "-XX:+UseSerialGC",
                 "-cp",
                 System.getProperty("java.class.path"),
