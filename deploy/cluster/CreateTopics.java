@@ -1,23 +1,19 @@
-// Creates cudawatch's topics on the cluster with replication 3 (min.insync.replicas 2 comes from the
-// brokers). Run by cluster.sh in Java's source-file mode: java -cp cudawatch-local.jar CreateTopics.java BOOTSTRAP
-import java.util.List;
+// Creates cudawatch's topics with the settings each needs (TopicSetup, the job's own table), using
+// the brokers' default partitions and replication (cluster.sh sets 4 and 3; min.insync.replicas 2).
+// Run by cluster.sh in Java's source-file mode: java -cp cudawatch-local.jar CreateTopics.java BOOTSTRAP
+import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.TopicSetup;
 import java.util.Map;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
+import java.util.Optional;
 
 public class CreateTopics {
   public static void main(String[] args) throws Exception {
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", args[0]))) {
-      admin
-          .createTopics(
-              List.of(
-                  new NewTopic("cudawatch.logs", 4, (short) 3),
-                  new NewTopic("cudawatch.incidents", 2, (short) 3),
-                  new NewTopic("cudawatch.alerts", 2, (short) 3),
-                  new NewTopic("cudawatch.deadletter", 1, (short) 3)))
-          .all()
-          .get();
-      System.out.println("topics: " + admin.listTopics().names().get());
-    }
+    TopicSetup.Report r =
+        TopicSetup.ensure(
+            Map.of("bootstrap.servers", args[0]),
+            TopicSetup.wanted(ProcessorSettings.defaults()),
+            Optional.empty(),
+            Optional.empty());
+    System.out.println(r.summary());
   }
 }

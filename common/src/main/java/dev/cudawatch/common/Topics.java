@@ -1,6 +1,7 @@
 package dev.cudawatch.common;
 
 import java.util.List;
+import java.util.Map;
 
 /** Every Kafka topic cudawatch reads or writes, defined once. */
 public final class Topics {
@@ -27,6 +28,17 @@ public final class Topics {
 
   public static final List<String> ALL =
       List.of(LOGS, INCIDENTS, ALERTS, DEAD_LETTER, JOB_FAILURES, ACTIONS);
+
+  /**
+   * Topic-level settings each topic needs, beyond the cluster's defaults. The logs topic takes the
+   * broker's clock ({@code LogAppendTime}): records are stamped by the node that produced them, and
+   * a broker refuses a producer's time more than {@code log.message.timestamp.after.max.ms} (1 h)
+   * ahead, so a node whose clock is a year ahead could ship nothing. The broker's append time is
+   * also the trusted ingest time the job clamps event times to.
+   */
+  public static Map<String, String> configs(String topic) {
+    return LOGS.equals(topic) ? Map.of("message.timestamp.type", "LogAppendTime") : Map.of();
+  }
 
   private Topics() {}
 }

@@ -18,12 +18,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -41,6 +45,7 @@ public final class ProcessorMain implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
 
   public static final String JOB_NAME = "cudawatch-processor";
+  private static final Logger LOG = LoggerFactory.getLogger(ProcessorMain.class);
 
   @Option(names = "--config", paramLabel = "FILE", description = "processor YAML configuration")
   Path config;
@@ -73,6 +78,13 @@ public final class ProcessorMain implements Callable<Integer> {
           "restore state from a savepoint or retained checkpoint (upgrades, rule changes)")
   String savepoint;
 
+  @Option(
+      names = "--no-topic-setup",
+      description =
+          "do not create missing topics or set the logs topic's timestamp type (when an operator"
+              + " manages topics; see docs/deploy.md)")
+  boolean noTopicSetup;
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
@@ -87,6 +99,9 @@ public final class ProcessorMain implements Callable<Integer> {
     if (bootstrap != null) {
       s = s.withKafka(s.kafka().withBootstrapServers(bootstrap));
     }
+    if (!noTopicSetup) {
+      setUpTopics(s);
+    }
     Configuration conf = new Configuration();
     if (savepoint != null) {
       conf.setString("execution.state-recovery.path", savepoint);
@@ -99,6 +114,25 @@ public final class ProcessorMain implements Callable<Integer> {
     job(s).build(env);
     env.execute(JOB_NAME);
     return 0;
+  }
+
+  /**
+   * Best effort: without the rights to create or alter topics the job still runs, and the one
+   * warning says what an operator must set.
+   */
+  private static void setUpTopics(ProcessorSettings s) {
+    try {
+      TopicSetup.Report r =
+          TopicSetup.ensure(
+              TopicSetup.clientProps(s), TopicSetup.wanted(s), Optional.empty(), Optional.empty());
+      LOG.info("{}", r.summary());
+    } catch (Exception e) {
+      Throwable c = e instanceof ExecutionException ? e.getCause() : e;
+      LOG.warn(
+          "cannot set up the topics ({}): create them and set message.timestamp.type=LogAppendTime"
+              + " on each logs topic by hand (docs/deploy.md)",
+          c.toString());
+    }
   }
 
   private int submit(ProcessorSettings s, Configuration conf) throws Exception {

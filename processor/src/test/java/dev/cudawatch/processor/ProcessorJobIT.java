@@ -154,12 +154,12 @@ class ProcessorJobIT {
 
   /**
    * Nodes whose clocks are a year off cannot mute the repeated-failure rule for the others. One
-   * node's producer stamps its records ahead too (a reset RTC under the agent; the broker takes
-   * CreateTimes up to an hour ahead), one ships lines a year ahead with honest Kafka times (a bad
-   * shipper timestamp), one is a year behind. Their incidents reach the job first, so before the
-   * clamp the watermark was a year ahead when the steady nodes' incidents came, and CountRule
-   * dropped them all as late. Times are Kafka record timestamps relative to the test's clock: under
-   * faketime everything moves together.
+   * node's producer stamps its records a year ahead too (a reset RTC under the agent), one ships
+   * lines a year ahead with honest Kafka times (a bad shipper timestamp), one is a year behind.
+   * Their incidents reach the job first, so before the clamp the watermark was a year ahead when
+   * the steady nodes' incidents came, and CountRule dropped them all as late. The logs topic stamps
+   * records with the broker's clock, which the job clamps event times to: under faketime everything
+   * moves together.
    */
   @Test
   void nodesAYearAheadOrBehindCannotMuteTheRepeatedFailureRuleForTheOthers() throws Exception {
@@ -170,9 +170,9 @@ class ProcessorJobIT {
     List<ProducerRecord<byte[], byte[]>> skewed = new ArrayList<>();
     for (int k = 0; k < 4; k++) {
       Instant t = base.plus(year).plusSeconds(20L * k);
-      // the broker refuses a CreateTime more than an hour ahead (message.timestamp.after.max.ms)
-      Instant create = base.plus(Duration.ofMinutes(59)).plusSeconds(k);
-      skewed.add(timed(line("ahead-clock", "ja-" + k, 2, t, illegal).build(), create));
+      // its producer's clock is a year ahead too: the logs topic takes the broker's time
+      // (LogAppendTime), so the broker neither refuses the record nor trusts that time
+      skewed.add(timed(line("ahead-clock", "ja-" + k, 2, t, illegal).build(), t));
       skewed.add(timed(line("ahead-text", "jt-" + k, 2, t, illegal).build(), base.plusSeconds(k)));
       Instant b = base.minus(year).plusSeconds(20L * k);
       skewed.add(timed(line("behind", "jb-" + k, 2, b, illegal).build(), b));

@@ -1,5 +1,6 @@
 package dev.cudawatch.kafka.embedded;
 
+import dev.cudawatch.common.Topics;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -176,7 +177,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
       List<NewTopic> todo = new ArrayList<>();
       for (String n : names) {
         if (!existing.contains(n)) {
-          todo.add(new NewTopic(n, partitions, (short) 1));
+          todo.add(new NewTopic(n, partitions, (short) 1).configs(Topics.configs(n)));
         }
       }
       if (!todo.isEmpty()) {
