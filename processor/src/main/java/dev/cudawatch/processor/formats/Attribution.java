@@ -33,21 +33,32 @@ public final class Attribution implements Serializable {
 
   private static final Pattern SLURM =
       Pattern.compile("(?:^|/)slurm-(?P<job>\\d+(?:_\\d+)?)\\.(?:out|err)$");
-  private static final Pattern KERNEL_FILE =
-      Pattern.compile("(?:^|/)(?:kern\\.log[^/]*|kmsg|dmesg[^/]*)$");
+
+  /**
+   * Where a shipper reads the kernel log by default: the kernel's own devices and the files only
+   * the system logger writes. A name alone is not enough: a job may write {@code kern.log} or a
+   * {@code dmesg} capture into its own directory, and only the kernel may speak for the hardware.
+   */
+  public static final String DEFAULT_KERNEL_FILES =
+      "^(?:/dev/kmsg|/proc/kmsg|/var/log/(?:kern\\.log|dmesg)(?:\\.\\d+)?)$";
 
   /** Paths remembered with what the pattern found in them; a node has few files, lines many. */
   private static final int MAX_PATHS = 4096;
 
   private final String jobPattern;
+  private final String kernelFiles;
   private transient Pattern compiled;
+  private transient Pattern kernelCompiled;
   private transient Map<String, String[]> byPath;
 
   /**
    * @param jobPattern RE2/J with a named group {@code job} and optionally {@code rank}, or null
+   * @param kernelFiles RE2/J matching the whole path of each file that holds the kernel log, or
+   *     null for {@link #DEFAULT_KERNEL_FILES}
    */
-  public Attribution(String jobPattern) {
+  public Attribution(String jobPattern, String kernelFiles) {
     this.jobPattern = jobPattern;
+    this.kernelFiles = kernelFiles == null ? DEFAULT_KERNEL_FILES : kernelFiles;
   }
 
   /** The job, or null when neither the path nor the labels name one. */
@@ -72,9 +83,15 @@ public final class Attribution implements Serializable {
     return Integer.valueOf(r);
   }
 
-  /** Whether a path is a kernel log (kern.log, /dev/kmsg, a dmesg capture). */
-  public static boolean kernelFile(String path) {
-    return path != null && KERNEL_FILE.matcher(path).find();
+  /** Whether a path is one the kernel log is read from (configured, or the system's own). */
+  public boolean kernelFile(String path) {
+    if (path == null) {
+      return false;
+    }
+    if (kernelCompiled == null) {
+      kernelCompiled = Pattern.compile(kernelFiles);
+    }
+    return kernelCompiled.matcher(path).find();
   }
 
   /** The pattern's job and rank and the Slurm job in a path, each or all null; memoized. */

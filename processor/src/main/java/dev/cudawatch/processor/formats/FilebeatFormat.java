@@ -46,7 +46,7 @@ public final class FilebeatFormat implements RecordFormat {
             inode == null ? null : first(text(r, "log", "file", "device_id"), "") + ":" + inode);
     s.offset = JsonFields.offset(r, "log", "offset");
     s.stream = text(r, "stream");
-    s.kind = Attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;
+    s.kind = attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;
     Map<String, String> labels = JsonFields.labels(r, "kubernetes", "labels");
     s.job = attribution.job(file, labels);
     s.rank = attribution.rank(file, labels);

@@ -51,7 +51,7 @@ public final class FluentBitFormat implements RecordFormat {
                 + text(r, "kubernetes", "container_name");
         s.sourceId = text(r, "kubernetes", "docker_id");
       }
-      s.kind = Attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;
+      s.kind = attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;
     } else if (at(r, "msg") != null && at(r, "sequence") != null) {
       s.text = text(r, "msg"); // the kmsg input
       s.offset = JsonFields.offset(r, "sequence");

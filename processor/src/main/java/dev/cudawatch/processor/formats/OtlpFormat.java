@@ -76,7 +76,7 @@ public final class OtlpFormat implements RecordFormat {
             e.attributes().get("log.file.name"),
             res.get("service.name"));
     s.stream = e.attributes().get("log.iostream");
-    s.kind = Attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;
+    s.kind = attribution.kernelFile(file) ? RecordKind.KERNEL : RecordKind.LOG;
     s.text = e.body();
     s.time = e.nanos() > 0 ? Instant.ofEpochSecond(0, e.nanos()) : null;
     Map<String, String> labels = new HashMap<>();

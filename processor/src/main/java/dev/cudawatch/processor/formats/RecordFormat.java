@@ -25,7 +25,7 @@ public interface RecordFormat extends Serializable {
 
   /** The format an input is configured with. */
   static RecordFormat of(InputSettings input) {
-    Attribution a = new Attribution(input.jobPattern());
+    Attribution a = new Attribution(input.jobPattern(), input.kernelFiles());
     return switch (input.format()) {
       case CUDAWATCH -> new CudawatchFormat();
       case FLUENT_BIT -> new FluentBitFormat(a);

@@ -40,7 +40,7 @@ public final class RsyslogFormat implements RecordFormat {
     String file = blankToNull(text(r, "filename"));
     // the kern facility is the kernel's own (imklog); a tag is not: any user can log with `logger
     // -t kernel`, and only the kernel may speak for the hardware
-    boolean kernel = "kern".equals(text(r, "facility")) || Attribution.kernelFile(file);
+    boolean kernel = "kern".equals(text(r, "facility")) || attribution.kernelFile(file);
     s.kind = kernel ? RecordKind.KERNEL : RecordKind.LOG;
     s.source = first(file, kernel ? "kernel" : null, program, text(r, "syslogtag"));
     s.offset = file == null ? null : JsonFields.offset(r, "fileoffset");

@@ -55,7 +55,7 @@ public final class VectorFormat implements RecordFormat {
     }
     String type = text(r, "source_type");
     s.kind =
-        Attribution.kernelFile(file) || "kernel".equals(text(r, "_TRANSPORT"))
+        attribution.kernelFile(file) || "kernel".equals(text(r, "_TRANSPORT"))
             ? RecordKind.KERNEL
             : RecordKind.LOG;
     if (s.source == null && "journald".equals(type)) {

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /** Record shapes of Filebeat's Kafka output: filestream and container inputs. */
 class FilebeatFormatTest {
-  private final FilebeatFormat format = new FilebeatFormat(new Attribution(null));
+  private final FilebeatFormat format = new FilebeatFormat(new Attribution(null, null));
 
   @Test
   void theLineOffsetIsTheDedupKeyAndTheInodeTheFileInstance() throws Exception {

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /** Record shapes of Fluent Bit's Kafka output (format json, timestamp_key @timestamp). */
 class FluentBitFormatTest {
-  private final FluentBitFormat format = new FluentBitFormat(new Attribution(null));
+  private final FluentBitFormat format = new FluentBitFormat(new Attribution(null, null));
 
   @Test
   void aKubernetesContainerLineCarriesPodJobAndRank() throws Exception {

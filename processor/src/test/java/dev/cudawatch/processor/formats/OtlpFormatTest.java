@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /** OTLP log batches from the Collector's Kafka exporter, as otlp_json and otlp_proto. */
 class OtlpFormatTest {
-  private final OtlpFormat format = new OtlpFormat(new Attribution(null));
+  private final OtlpFormat format = new OtlpFormat(new Attribution(null, null));
 
   /** The shape of the OTLP specification's logs example, with filelog and k8sattributes. */
   private static final String JSON =

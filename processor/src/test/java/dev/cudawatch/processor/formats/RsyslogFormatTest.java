@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /** Records of deploy/shippers/rsyslog's template, as omkafka writes them (jsonf escapes '/'). */
 class RsyslogFormatTest {
   private final RsyslogFormat format =
-      new RsyslogFormat(new Attribution("/jobs/(?P<job>[^/]+)/rank-(?P<rank>\\d+)\\.log$"));
+      new RsyslogFormat(new Attribution("/jobs/(?P<job>[^/]+)/rank-(?P<rank>\\d+)\\.log$", null));
 
   @Test
   void anImfileLineHasFileAndOffset() throws Exception {

@@ -113,7 +113,7 @@ class ShipperFormatsTest {
   @org.junit.jupiter.api.Test
   void reSentLinesAreDroppedAndARotatedFileStartsOver() throws Exception {
     // rsyslog's file + offset: no file instance, so a rotated file restarts at 0 under its name
-    RsyslogFormat f = new RsyslogFormat(new Attribution(ShipperShapes.JOB_PATTERN));
+    RsyslogFormat f = new RsyslogFormat(new Attribution(ShipperShapes.JOB_PATTERN, null));
     List<Line> failing = lines("illegal_address_torch.log", "rank-3");
     List<List<Line>> parts = List.of(failing, failing.subList(1, 6), failing);
     try (KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h =

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /** Record shapes of Vector's Kafka sink (encoding.codec json) from file and kubernetes_logs. */
 class VectorFormatTest {
   private final VectorFormat format =
-      new VectorFormat(new Attribution("/jobs/(?P<job>[^/]+)/rank-(?P<rank>\\d+)\\.log$"));
+      new VectorFormat(new Attribution("/jobs/(?P<job>[^/]+)/rank-(?P<rank>\\d+)\\.log$", null));
 
   @Test
   void aFileSourceLineTakesJobAndRankFromThePath() throws Exception {
@@ -70,6 +70,32 @@ class VectorFormatTest {
                     """))
             .get(0);
     assertEquals(RecordKind.KERNEL, r.kind());
+  }
+
+  /** A job can name its own file kern.log or dmesg: only the system's kernel files count. */
+  @Test
+  void aKernelFileNameInAJobsDirectoryIsTheJobsOutput() throws Exception {
+    for (String file :
+        new String[] {
+          "/var/log/jobs/42/kern.log", "/home/alice/dmesg", "/scratch/dmesg-node7.txt", "kern.log"
+        }) {
+      assertEquals(RecordKind.LOG, kindOf(format, file), file);
+    }
+    for (String file : new String[] {"/var/log/kern.log.1", "/var/log/dmesg", "/dev/kmsg"}) {
+      assertEquals(RecordKind.KERNEL, kindOf(format, file), file);
+    }
+    VectorFormat configured = new VectorFormat(new Attribution(null, "^/host/var/log/kern\\.log$"));
+    assertEquals(RecordKind.KERNEL, kindOf(configured, "/host/var/log/kern.log"));
+    assertEquals(RecordKind.LOG, kindOf(configured, "/var/log/kern.log"));
+  }
+
+  private static RecordKind kindOf(VectorFormat f, String file) throws Exception {
+    String v =
+        "{\"file\":\""
+            + file
+            + "\",\"host\":\"n\",\"message\":\"NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has"
+            + " fallen off the bus.\",\"source_type\":\"file\",\"timestamp\":\"2025-11-22T03:00:00Z\"}";
+    return f.parse(Raw.of(1, v)).get(0).kind();
   }
 
   @Test
