@@ -16,6 +16,7 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
@@ -81,18 +82,24 @@ public final class GpuHealthLedger extends KeyedProcessFunction<String, Incident
         && keyOf(i) != null;
   }
 
+  private transient TypeSerializer<GpuHealth> copier;
+
   @Override
   public void open(OpenContext ctx) {
-    ledger =
-        getRuntimeContext()
-            .getState(new ValueStateDescriptor<>("ledger", TypeInformation.of(GpuHealth.class)));
+    ValueStateDescriptor<GpuHealth> d =
+        new ValueStateDescriptor<>("ledger", TypeInformation.of(GpuHealth.class));
+    ledger = getRuntimeContext().getState(d);
+    copier = d.getSerializer();
     cleanup = getRuntimeContext().getState(new ValueStateDescriptor<>("cleanup", Types.LONG));
     escalations = getRuntimeContext().getMetricGroup().counter("cudawatch_repair_escalations");
   }
 
   @Override
   public void processElement(Incident i, Context ctx, Collector<Action> out) throws Exception {
-    GpuHealth g = ledger.value() == null ? new GpuHealth() : ledger.value();
+    // a copy: the heap backend hands out the stored object itself, and an incident that fails
+    // half-way (dead-lettered by the guard) must leave the GPU's ledger as it was
+    GpuHealth stored = ledger.value();
+    GpuHealth g = stored == null ? new GpuHealth() : copier.copy(stored);
     g.host = i.host() != null ? i.host() : g.host;
     Object gpu = i.fields().get("gpu");
     g.gpu = gpu != null ? gpu.toString() : g.gpu;
