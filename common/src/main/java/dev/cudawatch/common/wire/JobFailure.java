@@ -23,6 +23,9 @@ import java.util.Objects;
  * @param ranks how many distinct ranks reported an incident
  * @param firstAt event time of the earliest incident
  * @param lastAt event time of the latest incident
+ * @param cause how the culprit was found ({@code hung_outside_collective}, {@code earlier_error},
+ *     {@code killed}, {@code silent_rank}, {@code first_failure}); null from older writers
+ * @param evidence the facts the culprit rests on, one sentence each
  */
 public record JobFailure(
     int v,
@@ -39,9 +42,12 @@ public record JobFailure(
     List<String> hosts,
     int ranks,
     Instant firstAt,
-    Instant lastAt) {
+    Instant lastAt,
+    String cause,
+    List<String> evidence) {
 
   public JobFailure {
+    evidence = evidence == null ? List.of() : List.copyOf(evidence);
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(job, "job");
     consequences = consequences == null ? List.of() : List.copyOf(consequences);

@@ -273,9 +273,9 @@ public final class CatalogLoader {
                 + cls
                 + "' (classes are those of taxonomy.yaml, docs/taxonomy.md)");
       }
-      if (cls == null && role != Role.ATTACH && role != Role.RESTART) {
+      if (cls == null && role != Role.ATTACH && role != Role.RESTART && role != Role.PREFIX) {
         throw new CatalogException(
-            where + "needs a class (only role: attach and role: restart may omit it)");
+            where + "needs a class (only role: attach, prefix and restart may omit it)");
       }
       if (s.severity() != null && !Taxonomy.SEVERITIES.contains(s.severity())) {
         throw new CatalogException(

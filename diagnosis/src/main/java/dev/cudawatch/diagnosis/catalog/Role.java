@@ -13,6 +13,12 @@ public enum Role {
   /** A consequence when a root exists, otherwise a root of its own. */
   CONSEQUENCE_OR_ROOT,
   /**
+   * Fields of a record that spans lines and ends in the line of another signature (a launcher's
+   * failure summary: host and rank lines before the exit-code line): they join the stream's
+   * preamble, merged with what earlier prefix lines put there, never an open incident.
+   */
+  PREFIX,
+  /**
    * A process (re)starts in the stream (a launcher's banner): the episode ends, so the restarted
    * process's first failure is a root again. Makes no incident.
    */

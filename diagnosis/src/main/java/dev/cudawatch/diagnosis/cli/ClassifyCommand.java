@@ -8,6 +8,7 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CatalogException;
 import dev.cudawatch.diagnosis.engine.ParallelClassifier;
+import dev.cudawatch.diagnosis.jobs.JobVerdicts;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -47,6 +48,14 @@ public final class ClassifyCommand implements Callable<Integer> {
       arity = "1..*",
       description = "log files to diagnose; '-' reads stdin")
   List<String> files = new ArrayList<>();
+
+  @Option(
+      names = "--job",
+      paramLabel = "NAME",
+      description =
+          "the files are one job's (its ranks' logs, the node's kernel log): report one root cause"
+              + " for the job, with the culprit rank, host and GPU and the evidence")
+  String job;
 
   @Option(names = "--json", description = "one JSON object per incident per line")
   boolean json;
@@ -158,7 +167,8 @@ public final class ClassifyCommand implements Callable<Integer> {
       err.println("cudawatch classify: --threads must be at least 1");
       return 2;
     }
-    Report report = json ? new JsonReport(out) : new TextReport(out, useColor);
+    Report report = json ? new JsonReport(out) : new TextReport(out, useColor, job != null);
+    List<Incident> ofJob = new ArrayList<>();
     int[] status = {0};
     boolean[] failed = {false};
     // the machine's zone: nvidia-smi CSVs carry local times with no zone
@@ -188,6 +198,11 @@ public final class ClassifyCommand implements Callable<Integer> {
               progress.done();
               progress = null;
               report.file(file, incidents);
+              if (job != null) {
+                ofJob.addAll(incidents);
+              } else if (JobVerdicts.severalRanks(incidents)) {
+                report.job(file, JobVerdicts.of(incidents), incidents.size());
+              }
               failed[0] |= failOn != null && incidents.stream().anyMatch(i -> atOrAboveFailOn(i));
               out.flush();
             }
@@ -203,6 +218,9 @@ public final class ClassifyCommand implements Callable<Integer> {
               out.flush();
             }
           });
+    }
+    if (job != null && !ofJob.isEmpty()) {
+      report.job(job, JobVerdicts.of(ofJob), ofJob.size());
     }
     report.end();
     out.flush();

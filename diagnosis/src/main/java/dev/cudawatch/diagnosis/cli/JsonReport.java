@@ -2,6 +2,7 @@ package dev.cudawatch.diagnosis.cli;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.diagnosis.jobs.Culprit;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.IdentityHashMap;
@@ -47,6 +48,26 @@ final class JsonReport implements Report {
     for (byte[] line : lines) {
       out.write(line, 0, line.length);
     }
+  }
+
+  /** With {@code --job}: one more line, the job's root cause. */
+  @Override
+  public void job(String name, Culprit c, int incidents) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("job", name);
+    m.put("cause", c.cause().id());
+    m.put("ranks", c.ranks());
+    m.put("host", c.root().host());
+    m.put("gpu", c.gpu());
+    m.put("gpu_inferred", c.gpuInferred());
+    m.put("root_id", c.root().id());
+    m.put("root_class", c.root().incidentClass());
+    m.put("summary", c.headline());
+    m.put("evidence", c.evidence());
+    m.put("next_steps", c.cause().nextSteps());
+    m.put("incidents", incidents);
+    byte[] b = (WireJson.toJson(m) + "\n").getBytes(StandardCharsets.UTF_8);
+    out.write(b, 0, b.length);
   }
 
   private static byte[] line(String file, Incident i) {

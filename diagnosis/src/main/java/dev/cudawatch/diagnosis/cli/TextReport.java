@@ -2,6 +2,8 @@ package dev.cudawatch.diagnosis.cli;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.engine.FieldValues;
+import dev.cudawatch.diagnosis.jobs.Culprit;
+import dev.cudawatch.diagnosis.jobs.JobVerdicts;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Map;
@@ -13,9 +15,16 @@ final class TextReport implements Report {
   private int files;
   private int incidents;
 
-  TextReport(PrintStream out, boolean color) {
+  private final boolean oneJob;
+
+  /**
+   * @param oneJob the files are one job's ({@code --job}): each file's first failure is not the
+   *     root cause, the job's is
+   */
+  TextReport(PrintStream out, boolean color, boolean oneJob) {
     this.out = out;
     this.color = color;
+    this.oneJob = oneJob;
   }
 
   @Override
@@ -28,9 +37,14 @@ final class TextReport implements Report {
             + (list.isEmpty()
                 ? "no incidents"
                 : list.size() + (list.size() == 1 ? " incident" : " incidents")));
+    // several ranks in one file, or one job's files: the job's root cause comes after them
+    boolean jobLevel = oneJob || JobVerdicts.severalRanks(list);
     for (Incident i : list) {
       out.println();
-      String tag = i.root() ? style("1;31", "ROOT CAUSE") : style("2", "consequence");
+      String tag =
+          !i.root()
+              ? style("2", "consequence")
+              : jobLevel ? style("1", "first in its stream") : style("1;31", "ROOT CAUSE");
       out.println(
           "  "
               + tag
@@ -55,7 +69,7 @@ final class TextReport implements Report {
         }
         out.println("  " + style("2", sb.toString()));
       }
-      if (i.root()) {
+      if (i.root() && !jobLevel) {
         wrap("  ", i.explanation());
         if (!i.nextSteps().isEmpty()) {
           out.println("  " + style("1", "Next steps:"));
@@ -64,6 +78,31 @@ final class TextReport implements Report {
           }
         }
       }
+    }
+    out.println();
+  }
+
+  @Override
+  public void job(String name, Culprit c, int incidents) {
+    out.println(style("1", "job " + name) + ": " + incidents + " incidents, one root cause");
+    out.println();
+    out.println(
+        "  "
+            + style("1;31", "ROOT CAUSE")
+            + "  "
+            + style("1", c.root().incidentClass())
+            + "  "
+            + c.headline());
+    out.println("  " + c.root().summary());
+    if (!c.evidence().isEmpty()) {
+      out.println("  " + style("1", "Evidence:"));
+      for (String e : c.evidence()) {
+        wrap("    - ", e);
+      }
+    }
+    out.println("  " + style("1", "Next steps:"));
+    for (String s : c.cause().nextSteps()) {
+      wrap("    - ", s);
     }
     out.println();
   }

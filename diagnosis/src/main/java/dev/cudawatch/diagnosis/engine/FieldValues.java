@@ -21,7 +21,11 @@ public final class FieldValues {
           "driver_version",
           "required",
           "hardware_limit",
-          "anon_rss_kb");
+          "anon_rss_kb",
+          "last_enqueued",
+          "last_completed",
+          "dump_from_rank",
+          "exit_code");
 
   private FieldValues() {}
 

@@ -140,16 +140,37 @@ public final class StreamClassifier {
       fields.putIfAbsent("exception_type", exceptionType);
     }
 
+    if (sig.role() == Role.PREFIX) {
+      fields.remove("exception_type");
+      fields.remove(Attribution.FIELD);
+      boolean live =
+          st.preamble != null
+              && n - st.preambleLine <= settings.attachWindowLines()
+              && st.preambleFor.equals(new LinkedHashSet<>(sig.attachTo()));
+      if (!live) {
+        st.preamble = new LinkedHashMap<>();
+        st.preambleFor = new LinkedHashSet<>(sig.attachTo());
+      }
+      st.preamble.putAll(fields);
+      st.preambleLine = n;
+      return false;
+    }
+
     if (sig.role() == Role.ATTACH) {
+      // ranks interleave in one stream: a rank's line joins only that rank's incident
+      Object rank = fields.get("rank");
       OpenIncident target =
           latestOpen(
               c ->
                   (sig.attachTo().isEmpty() || sig.attachTo().contains(c.incidentClass))
-                      && n - c.lastLine <= settings.attachWindowLines());
-      fields.remove("rank");
+                      && n - c.lastLine <= settings.attachWindowLines()
+                      && (rank == null
+                          || c.fields.get("rank") == null
+                          || rank.equals(c.fields.get("rank"))));
       fields.remove("exception_type");
       fields.remove(Attribution.FIELD);
       if (target != null) {
+        fields.remove("rank");
         target.fill(fields);
         target.lastLine = n;
         target.addExcerpt(text);
@@ -168,11 +189,11 @@ public final class StreamClassifier {
       cls = cudaError.map(CudaError::incidentClass).orElse("cuda_error");
     }
     boolean episodeLive = st.rootId != null && n - st.lastFailureLine <= settings.episodeGapLines();
+    if (sig.role() == Role.CONSEQUENCE && !episodeLive) {
+      st.droppedConsequences++; // a launcher's summary alone names no failure
+      return true;
+    }
     if (Signature.FROM_ROOT.equals(cls)) {
-      if (!episodeLive) {
-        st.droppedConsequences++;
-        return true;
-      }
       cls = st.rootClass;
     }
     boolean quoted = quotesKernel(cls, meta);

@@ -122,7 +122,7 @@ class TaxonomyTest {
     for (int x : new int[] {119, 120}) {
       assertEquals(XidVerdict.DRIVER, t.xid(x).orElseThrow().verdict(), "Xid " + x);
     }
-    assertEquals(Set.of("nccl_timeout", "nccl_error"), t.consequenceClasses());
+    assertEquals(Set.of("nccl_timeout", "nccl_error", "worker_exit"), t.consequenceClasses());
     assertEquals(Set.of("gpu_xid", "gpu_lost", "ecc_error"), t.kernelLogClasses());
   }
 

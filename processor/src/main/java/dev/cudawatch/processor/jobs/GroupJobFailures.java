@@ -4,6 +4,9 @@ import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.diagnosis.jobs.Culprit;
+import dev.cudawatch.diagnosis.jobs.CulpritAnalysis;
+import dev.cudawatch.diagnosis.jobs.RankEvidence;
 import dev.cudawatch.processor.records.AlertCodec;
 import java.time.Duration;
 import java.time.Instant;
@@ -126,7 +129,8 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
         && root.rank != null
         && !root.id.equals(alertedRoot.value())) {
       alertedRoot.update(root.id);
-      ctx.output(ALERTS, alert(ctx.getCurrentKey(), root, List.of(), Set.of(root.host), 1, null));
+      ctx.output(
+          ALERTS, alert(ctx.getCurrentKey(), root, null, List.of(), Set.of(root.host), 1, null));
     }
   }
 
@@ -149,10 +153,18 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
   }
 
   private void close(OnTimerContext ctx, Collector<JobFailure> out) throws Exception {
-    JobMember root = root();
+    Culprit culprit = culprit();
+    JobMember root = culprit == null ? null : members.get(culprit.root().id());
     if (root == null) {
       clearAll(ctx);
       return;
+    }
+    Integer rank = culprit.ranks().isEmpty() ? root.rank : culprit.ranks().get(0).intValue();
+    String gpu = culprit.gpu();
+    List<String> evidence = new ArrayList<>(culprit.evidence());
+    if (culprit.gpuInferred()) {
+      evidence.add(
+          "GPU " + gpu + " is inferred from the rank's local rank (set_device(local_rank))");
     }
     List<JobMember> all = new ArrayList<>();
     members.values().forEach(all::add);
@@ -187,18 +199,23 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
             root.id,
             root.incidentClass,
             root.host,
-            root.rank,
-            root.gpu,
+            rank,
+            gpu,
             root.summary,
             consequences,
             count,
             List.copyOf(hosts),
             ranks.size(),
             Instant.ofEpochMilli(first),
-            Instant.ofEpochMilli(lastAt)));
+            Instant.ofEpochMilli(lastAt),
+            culprit.cause().id(),
+            evidence));
     if (!ranks.isEmpty()) {
       // a distributed job pages once, here; a single process's failure pages as GpuJobFailure
-      ctx.output(ALERTS, alert(job, root, consequences, hosts, ranks.size(), count));
+      ctx.output(
+          ALERTS,
+          alert(
+              job, root.withCulprit(rank, gpu), culprit, consequences, hosts, ranks.size(), count));
     }
     long now = ctx.timerService().currentProcessingTime();
     clearAll(ctx);
@@ -208,19 +225,18 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
     ctx.timerService().registerProcessingTimeTimer(now + gapMs);
   }
 
-  /** The earliest root-class member, or the earliest member when none is root-class. */
+  /** The member that names the job's culprit (see {@link CulpritAnalysis}). */
   private JobMember root() throws Exception {
-    JobMember best = null;
-    JobMember earliest = null;
+    Culprit c = culprit();
+    return c == null ? null : members.get(c.root().id());
+  }
+
+  private Culprit culprit() throws Exception {
+    List<RankEvidence> ev = new ArrayList<>();
     for (JobMember m : members.values()) {
-      if (earliest == null || m.before(earliest)) {
-        earliest = m;
-      }
-      if (m.rootClass && (best == null || m.before(best))) {
-        best = m;
-      }
+      ev.add(m.evidence());
     }
-    return best != null ? best : earliest;
+    return CulpritAnalysis.analyze(ev);
   }
 
   private int countMembers() throws Exception {
@@ -272,6 +288,7 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
   static Alert alert(
       String job,
       JobMember root,
+      Culprit culprit,
       List<String> consequences,
       Set<String> hosts,
       int ranks,
@@ -308,6 +325,20 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
     ann.put("root_host", root.host == null ? "unknown" : root.host);
     ann.put("root_rank", root.rank == null ? "unknown" : String.valueOf(root.rank));
     ann.put("root_gpu", root.gpu == null ? "unknown" : root.gpu);
+    if (culprit != null) {
+      ann.put("culprit_cause", culprit.cause().id());
+      ann.put("evidence", String.join("; ", culprit.evidence()));
+      ann.put(
+          "description",
+          "Rank "
+              + ann.get("root_rank")
+              + ": "
+              + culprit.cause().words()
+              + ". "
+              + String.join("; ", culprit.evidence())
+              + ". "
+              + (root.summary == null ? "" : root.summary));
+    }
     ann.put("consequences", String.valueOf(consequenceCount == null ? 0 : consequenceCount));
     if (!consequences.isEmpty()) {
       ann.put(

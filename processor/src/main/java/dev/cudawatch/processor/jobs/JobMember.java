@@ -1,6 +1,7 @@
 package dev.cudawatch.processor.jobs;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.jobs.RankEvidence;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.processor.functions.XidVerdicts;
 import java.util.Set;
@@ -25,6 +26,17 @@ public class JobMember {
   public long eventTime;
   public boolean rootClass;
 
+  /** The facts the culprit analysis reads (version 2 of the state format; null before). */
+  public Integer localRank;
+
+  public String pci;
+  public Long seqNum;
+  public String opType;
+  public Long lastEnqueued;
+  public Long lastCompleted;
+  public Long pid;
+  public Long exitCode;
+
   public JobMember() {}
 
   static JobMember of(Incident i) {
@@ -37,7 +49,51 @@ public class JobMember {
     m.summary = i.summary();
     m.eventTime = (i.eventTime() != null ? i.eventTime() : i.detectedTime()).toEpochMilli();
     m.rootClass = i.root() && !CONSEQUENCE_CLASSES.contains(i.incidentClass()) && !derivedXid(i);
+    RankEvidence e = RankEvidence.of(i);
+    m.localRank = e.localRank() == null ? null : e.localRank().intValue();
+    m.pci = e.pci();
+    m.seqNum = e.seqNum();
+    m.opType = e.opType();
+    m.lastEnqueued = e.lastEnqueued();
+    m.lastCompleted = e.lastCompleted();
+    m.pid = e.pid();
+    m.exitCode = e.exitCode();
     return m;
+  }
+
+  /** A copy naming the culprit's rank and GPU (the analysis may join or infer them). */
+  JobMember withCulprit(Integer rank, String gpu) {
+    JobMember m = new JobMember();
+    m.id = id;
+    m.incidentClass = incidentClass;
+    m.host = host;
+    m.rank = rank;
+    m.gpu = gpu;
+    m.summary = summary;
+    m.eventTime = eventTime;
+    m.rootClass = rootClass;
+    return m;
+  }
+
+  /** What the culprit analysis reads of this member. */
+  RankEvidence evidence() {
+    return new RankEvidence(
+        id,
+        incidentClass,
+        host,
+        rank == null ? null : rank.longValue(),
+        localRank == null ? null : localRank.longValue(),
+        gpu,
+        pci,
+        eventTime,
+        rootClass,
+        seqNum,
+        opType,
+        lastEnqueued,
+        lastCompleted,
+        pid,
+        exitCode,
+        summary);
   }
 
   /** Current drivers mark an Xid that follows from an earlier one: it is a consequence. */

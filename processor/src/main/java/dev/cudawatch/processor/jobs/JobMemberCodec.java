@@ -19,7 +19,7 @@ public final class JobMemberCodec implements Codec<JobMember> {
 
   @Override
   public int version() {
-    return 1;
+    return 2;
   }
 
   @Override
@@ -37,6 +37,25 @@ public final class JobMemberCodec implements Codec<JobMember> {
     writeString(m.summary, out);
     out.writeLong(m.eventTime);
     out.writeBoolean(m.rootClass);
+    writeInteger(m.localRank, out);
+    writeString(m.pci, out);
+    writeLong(m.seqNum, out);
+    writeString(m.opType, out);
+    writeLong(m.lastEnqueued, out);
+    writeLong(m.lastCompleted, out);
+    writeLong(m.pid, out);
+    writeLong(m.exitCode, out);
+  }
+
+  private static void writeLong(Long v, DataOutput out) throws IOException {
+    out.writeBoolean(v != null);
+    if (v != null) {
+      out.writeLong(v);
+    }
+  }
+
+  private static Long readLong(DataInput in) throws IOException {
+    return in.readBoolean() ? in.readLong() : null;
   }
 
   @Override
@@ -50,6 +69,16 @@ public final class JobMemberCodec implements Codec<JobMember> {
     m.summary = readString(in);
     m.eventTime = in.readLong();
     m.rootClass = in.readBoolean();
+    if (version >= 2) {
+      m.localRank = readInteger(in);
+      m.pci = readString(in);
+      m.seqNum = readLong(in);
+      m.opType = readString(in);
+      m.lastEnqueued = readLong(in);
+      m.lastCompleted = readLong(in);
+      m.pid = readLong(in);
+      m.exitCode = readLong(in);
+    }
     return m;
   }
 }

@@ -22,7 +22,7 @@ public final class JobFailureCodec implements Codec<JobFailure> {
 
   @Override
   public int version() {
-    return 1;
+    return 2;
   }
 
   @Override
@@ -42,10 +42,37 @@ public final class JobFailureCodec implements Codec<JobFailure> {
     out.writeInt(f.ranks());
     writeInstant(f.firstAt(), out);
     writeInstant(f.lastAt(), out);
+    writeString(f.cause(), out);
+    writeStrings(f.evidence(), out);
   }
 
   @Override
   public JobFailure read(int version, DataInput in) throws IOException {
+    JobFailure f = readV1(in);
+    if (version < 2) {
+      return f;
+    }
+    return new JobFailure(
+        f.v(),
+        f.id(),
+        f.job(),
+        f.rootId(),
+        f.rootClass(),
+        f.host(),
+        f.rank(),
+        f.gpu(),
+        f.summary(),
+        f.consequences(),
+        f.consequenceCount(),
+        f.hosts(),
+        f.ranks(),
+        f.firstAt(),
+        f.lastAt(),
+        readString(in),
+        readStrings(in));
+  }
+
+  private static JobFailure readV1(DataInput in) throws IOException {
     return new JobFailure(
         in.readInt(),
         readString(in),
@@ -61,6 +88,8 @@ public final class JobFailureCodec implements Codec<JobFailure> {
         readStrings(in),
         in.readInt(),
         readInstant(in),
-        readInstant(in));
+        readInstant(in),
+        null,
+        null);
   }
 }

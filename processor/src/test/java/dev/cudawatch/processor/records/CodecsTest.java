@@ -318,7 +318,9 @@ class CodecsTest {
         List.of("gpu-node-7", "gpu-node-8"),
         16,
         T,
-        T.plusSeconds(30));
+        T.plusSeconds(30),
+        "hung_outside_collective",
+        List.of("rank 1 never issued ALLREDUCE #31"));
   }
 
   private static GpuHolder gpuHolder() {
@@ -343,6 +345,12 @@ class CodecsTest {
     m.summary = "timeout";
     m.eventTime = T.toEpochMilli();
     m.rootClass = false;
+    m.localRank = 1;
+    m.seqNum = 31L;
+    m.opType = "ALLREDUCE";
+    m.lastEnqueued = 36L;
+    m.lastCompleted = 30L;
+    m.pid = 951L;
     return m;
   }
 }

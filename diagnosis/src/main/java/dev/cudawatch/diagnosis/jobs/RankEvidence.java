@@ -1,0 +1,76 @@
+package dev.cudawatch.diagnosis.jobs;
+
+import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the culprit analysis reads of one incident of a job: who (rank, host, pid, GPU), when, and
+ * the collective progress and exit facts the classifier extracted.
+ *
+ * @param rootClass whether the incident may be what made the job fail (not a consequence class)
+ * @param seqNum the collective sequence number that timed out, when this is a timeout
+ * @param lastEnqueued the rank's last enqueued collective when its watchdog fired or dumped
+ * @param exitCode a worker's exit code from the launcher's summary (negative: the signal)
+ */
+public record RankEvidence(
+    String id,
+    String incidentClass,
+    String host,
+    Long rank,
+    Long localRank,
+    String gpu,
+    String pci,
+    long eventTime,
+    boolean rootClass,
+    Long seqNum,
+    String opType,
+    Long lastEnqueued,
+    Long lastCompleted,
+    Long pid,
+    Long exitCode,
+    String summary) {
+
+  public static final String TIMEOUT = "nccl_timeout";
+  public static final String WORKER_EXIT = "worker_exit";
+  private static final Set<String> CONSEQUENCES = Taxonomy.builtIn().consequenceClasses();
+
+  /** The evidence of an incident; {@code root} as the stream decided it. */
+  public static RankEvidence of(Incident i) {
+    Map<String, Object> f = i.fields();
+    boolean timeoutLine = TIMEOUT.equals(i.incidentClass()) && f.get("ran_for_ms") != null;
+    return new RankEvidence(
+        i.id(),
+        i.incidentClass(),
+        i.host(),
+        number(f.get("rank")),
+        number(f.get("local_rank")),
+        f.get("gpu") == null ? null : String.valueOf(f.get("gpu")),
+        f.get("pci") == null ? null : String.valueOf(f.get("pci")),
+        (i.eventTime() != null ? i.eventTime() : i.detectedTime()).toEpochMilli(),
+        i.root() && !CONSEQUENCES.contains(i.incidentClass()),
+        timeoutLine ? number(f.get("seq_num")) : null,
+        f.get("op_type") == null ? null : String.valueOf(f.get("op_type")),
+        number(f.get("last_enqueued")),
+        number(f.get("last_completed")),
+        number(f.get("pid")),
+        WORKER_EXIT.equals(i.incidentClass()) ? number(f.get("exit_code")) : null,
+        i.summary());
+  }
+
+  private static Long number(Object o) {
+    return o instanceof Number n ? n.longValue() : null;
+  }
+
+  /** Earlier first; at the same time the lower rank, then the id, so the choice is stable. */
+  public boolean before(RankEvidence o) {
+    if (eventTime != o.eventTime) {
+      return eventTime < o.eventTime;
+    }
+    int r =
+        Long.compare(
+            rank == null ? Long.MAX_VALUE : rank, o.rank == null ? Long.MAX_VALUE : o.rank);
+    return r != 0 ? r < 0 : id.compareTo(o.id) < 0;
+  }
+}
