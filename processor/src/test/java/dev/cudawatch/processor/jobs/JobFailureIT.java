@@ -34,7 +34,10 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,6 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  * its environment while the traceback names no GPU. One job-failure record and one alert name rank
  * 11, its host and GPU, with the 15 timeouts as consequences; no rank pages on its own.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class) // one broker: later tests' times are later
 class JobFailureIT {
   @RegisterExtension
   static final MiniClusterExtension FLINK =
@@ -72,6 +76,7 @@ class JobFailureIT {
   }
 
   @Test
+  @Order(1)
   void sixteenRanksTwoHostsOneJobFailureNamingRank11() throws Exception {
     JobPlacement placement =
         new JobPlacement(
@@ -179,6 +184,99 @@ class JobFailureIT {
               .noneMatch(
                   a -> a.alertName().equals("GpuJobFailure") && JOB.equals(a.labels().get("job"))),
           "no rank of the job pages on its own");
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  /**
+   * A real 4-rank DDP job on H200s (shared corpus) whose rank 1 stopped in host code, shipped as
+   * one combined stream: torchrun's summary names rank 0, the first timeout line is rank 3's; the
+   * job-failure record and its alert name rank 1, hung outside the collective, with the evidence.
+   */
+  @Test
+  @Order(2)
+  void theRealHungRankRecordingNamesRankOneHungOutsideTheCollective() throws Exception {
+    String jobName = "hang-job";
+    List<String> lines =
+        java.nio.file.Files.readAllLines(
+            Path.of("../../shared/corpus/multi-gpu-h200/hang-rank1.log")
+                .toAbsolutePath()
+                .normalize());
+    Instant t0 = T0.plus(Duration.ofDays(1));
+    JobClient job = startJob();
+    try {
+      try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), 21)) {
+        for (int k = 0; k < lines.size(); k++) {
+          out.accept(
+              new SimLine(
+                  t0.plusMillis(10L * k).toEpochMilli(),
+                  "h200-node",
+                  jobName,
+                  null,
+                  null,
+                  RecordKind.LOG,
+                  "/logs/hang-rank1.log",
+                  lines.get(k)));
+        }
+      }
+      try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), 22)) {
+        out.accept(
+            new SimLine(
+                t0.plus(Duration.ofMinutes(40)).toEpochMilli(),
+                "gpu-node-03",
+                null,
+                null,
+                null,
+                RecordKind.KERNEL,
+                "gpu-node-03/kern.log",
+                "[ 2400.654321] Out of memory: Killed process 5151 (python3) total-vm:912345678kB,"
+                    + " anon-rss:123456789kB, file-rss:0kB, shmem-rss:0kB, UID:1000"
+                    + " pgtables:456789kB oom_score_adj:0"));
+      }
+      JobFailure f = null;
+      for (byte[] b :
+          TopicReader.readUntil(
+              broker.bootstrapServers(),
+              Topics.JOB_FAILURES,
+              got -> got.stream().anyMatch(x -> new String(x).contains(jobName)),
+              Duration.ofSeconds(3),
+              Duration.ofSeconds(120),
+              true)) {
+        JobFailure x = WireJson.read(b, JobFailure.class);
+        if (x.job().equals(jobName)) {
+          f = x;
+        }
+      }
+      assertTrue(f != null, "a job-failure record for " + jobName);
+      assertEquals(1, f.rank(), "rank 1 hung: " + f);
+      assertEquals("hung_outside_collective", f.cause());
+      assertEquals("nccl_timeout", f.rootClass());
+      String ev = String.join("\n", f.evidence());
+      assertTrue(ev.contains("ranks 0, 2, 3 timed out waiting in ALLREDUCE #31"), ev);
+      assertTrue(ev.contains("rank 1 had enqueued only up to #30"), ev);
+      List<Alert> alerts =
+          read(
+              Topics.ALERTS,
+              got ->
+                  got.stream()
+                      .anyMatch(
+                          a ->
+                              a.alertName().equals(GroupJobFailures.ALERT_NAME)
+                                  && jobName.equals(a.labels().get("job"))),
+              JobFailureIT::alert,
+              Duration.ofSeconds(3));
+      Alert a =
+          alerts.stream()
+              .filter(x -> x.alertName().equals(GroupJobFailures.ALERT_NAME))
+              .filter(x -> jobName.equals(x.labels().get("job")))
+              .reduce((x, y) -> y)
+              .orElseThrow();
+      assertEquals("1", a.annotations().get("root_rank"));
+      assertEquals("hung_outside_collective", a.annotations().get("culprit_cause"));
+      assertTrue(
+          a.annotations().get("evidence").contains("never issued ALLREDUCE #31"),
+          a.annotations().toString());
     } finally {
       job.cancel().get();
     }
