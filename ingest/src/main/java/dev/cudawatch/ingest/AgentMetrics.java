@@ -200,6 +200,23 @@ public final class AgentMetrics {
         "cudawatch_agent_kmsg_cursor_resets_total",
         "Unreadable kernel log cursors (corrupt, newer format): this boot's records were read again",
         () -> runtime.kernelSource() == null ? 0 : runtime.kernelSource().cursorResets());
+    // the kernel source starts after the endpoint, so it is looked up at each scrape
+    CounterWithCallback.builder()
+        .name("cudawatch_agent_kmsg_pid_joins_total")
+        .help(
+            "Kernel lines naming a pid (Xid pid=N, the OOM killer's victim), by how joining the"
+                + " process's job, rank and GPU from its environment ended: joined, gone, unreadable,"
+                + " no_job, slow (the read did not answer in time)")
+        .labelNames("result")
+        .callback(
+            cb -> {
+              var k = runtime.kernelSource();
+              Map<String, Long> n = k == null ? Map.of() : k.pidJoins();
+              for (var r : dev.cudawatch.ingest.attribution.KernelPidJoin.Result.values()) {
+                cb.call(n.getOrDefault(r.label(), 0L), r.label());
+              }
+            })
+        .register(registry);
     GaugeWithCallback.builder()
         .name("cudawatch_agent_healthy")
         .help("1 when every source runs and the spool can be written, else 0 (see /healthz)")

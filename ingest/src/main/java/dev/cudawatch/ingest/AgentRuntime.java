@@ -2,6 +2,7 @@ package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.io.AtomicFiles;
 import dev.cudawatch.common.wire.LogRecord;
+import dev.cudawatch.ingest.attribution.KernelPidJoin;
 import dev.cudawatch.ingest.run.RunSpoolAdoption;
 import dev.cudawatch.ingest.ship.DeadLetters;
 import dev.cudawatch.ingest.ship.Shipper;
@@ -50,6 +51,7 @@ public final class AgentRuntime implements AutoCloseable {
   private final AtomicLong spoolErrors = new AtomicLong();
   // set while starting, read by the endpoint's threads (which start first)
   private volatile KernelLogSource kernel;
+  private volatile KernelPidJoin pidJoin;
   private volatile GpuMemorySampler sampler;
   private AgentEndpoint http;
   private volatile AttributionSources attribution; // opened after the endpoint started
@@ -105,13 +107,17 @@ public final class AgentRuntime implements AutoCloseable {
     PciMap pci = settings.kernelLog() == null ? null : PciMap.ask(settings.nvidiaSmi(), smiHealth);
     if (settings.kernelLog() != null && isKmsg(Path.of(settings.kernelLog()))) {
       try {
+        BootInfo boot = BootInfo.read(Path.of(settings.procDir()));
+        // an Xid's pid=N names the process: its environment names its job, rank and GPU
+        pidJoin = KernelPidJoin.forNode(Path.of(settings.procDir()), attribution.inventory());
         kernel =
             new KernelLogSource(
                 Path.of(settings.kernelLog()),
-                BootInfo.read(Path.of(settings.procDir())),
+                boot,
                 Path.of(settings.stateDir(), "kernel"),
                 settings.host(),
                 pci::current,
+                pidJoin,
                 this::spoolKernel,
                 clock);
         KernelLogSource k = kernel;
@@ -343,6 +349,9 @@ public final class AgentRuntime implements AutoCloseable {
             () -> {
               if (attribution != null) {
                 attribution.close();
+              }
+              if (pidJoin != null) {
+                pidJoin.close();
               }
             },
             lock::release,

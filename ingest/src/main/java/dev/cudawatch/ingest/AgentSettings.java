@@ -32,7 +32,8 @@ import java.util.List;
  * @param closeInactiveMs a followed file that has not grown for this long is closed (its position
  *     kept) and opened again when it grows, so finished job logs hold no descriptor or buffer
  * @param procDir where the node's proc file system is mounted: the boot id and boot time of kernel
- *     records come from it ({@code /proc}; {@code /host/proc} in a container)
+ *     records come from it, and the environment of a process a kernel line names ({@code /proc};
+ *     {@code /host/proc} in a container)
  * @param scanIntervalMs how often the globs are scanned for new, renamed and changed files; open
  *     files are read every {@code poll_interval_ms}. Scanning thousands of paths is the costly part
  *     of a round, so it runs less often; 0 scans every round

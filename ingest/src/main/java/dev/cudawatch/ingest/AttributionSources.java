@@ -61,6 +61,7 @@ public final class AttributionSources implements AutoCloseable {
   private final KubernetesAttribution kubernetes;
   private final FileAttribution proc;
   private final boolean followSidecarPaths;
+  private final Supplier<GpuInventory> inventory;
 
   private AttributionSources(
       AttributionChain chain,
@@ -71,7 +72,8 @@ public final class AttributionSources implements AutoCloseable {
       ScontrolCommand scontrol,
       KubernetesAttribution kubernetes,
       FileAttribution proc,
-      boolean followSidecarPaths) {
+      boolean followSidecarPaths,
+      Supplier<GpuInventory> inventory) {
     this.chain = chain;
     this.podResources = podResources;
     this.off = List.copyOf(off);
@@ -81,6 +83,7 @@ public final class AttributionSources implements AutoCloseable {
     this.kubernetes = kubernetes;
     this.proc = proc;
     this.followSidecarPaths = followSidecarPaths;
+    this.inventory = inventory;
   }
 
   /** The sources {@code settings} turn on and this node has; logs which are on and which off. */
@@ -168,7 +171,13 @@ public final class AttributionSources implements AutoCloseable {
         scontrol,
         kubernetes,
         proc,
-        ss.enabled() && ss.followSidecarPaths());
+        ss.enabled() && ss.followSidecarPaths(),
+        inventory);
+  }
+
+  /** The node's GPUs as known now: empty until nvidia-smi answered on a lookup thread. */
+  public Supplier<GpuInventory> inventory() {
+    return inventory;
   }
 
   /** The chain, or null when no source is on. */

@@ -48,7 +48,9 @@ public final class RunMain implements Callable<Integer> {
   @Option(
       names = "--job",
       paramLabel = "ID",
-      description = "job id (default: SLURM_JOB_ID, TORCHELASTIC_RUN_ID, pod name)")
+      description =
+          "job id (default: CUDAWATCH_JOB, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, pod name); the"
+              + " command and its descendants get it as CUDAWATCH_JOB")
   String job;
 
   @Option(
@@ -127,7 +129,11 @@ public final class RunMain implements Callable<Integer> {
     }
     ChildProcess child;
     try {
-      child = ChildProcess.start(command);
+      // the job's processes carry the job: the agent joins a kernel line's pid to it
+      child =
+          ChildProcess.start(
+              command,
+              RunIdentity.childEnvironment(System.getenv(), job, s == null ? null : s.job()));
     } catch (IOException e) {
       System.err.println("cudawatch run: " + e.getMessage());
       return 127;

@@ -7,7 +7,9 @@ import java.util.Map;
  * Job, rank and local rank from the launchers' variables: torchrun ({@code RANK}, {@code
  * LOCAL_RANK}, {@code TORCHELASTIC_RUN_ID}), Slurm ({@code SLURM_PROCID}, {@code SLURM_LOCALID},
  * {@code SLURM_JOB_ID}), Open MPI ({@code OMPI_COMM_WORLD_RANK}, {@code
- * OMPI_COMM_WORLD_LOCAL_RANK}), MPICH/PMI ({@code PMI_RANK}) and Kubernetes pod names.
+ * OMPI_COMM_WORLD_LOCAL_RANK}), MPICH/PMI ({@code PMI_RANK}) and Kubernetes pod names. The job is
+ * first {@code CUDAWATCH_JOB}: the job a {@code cudawatch run} wrapper decided, which every process
+ * under it inherits.
  */
 public final class RankSources {
   /** A value and the variable it came from. */
@@ -18,7 +20,15 @@ public final class RankSources {
   public static final List<String> LOCAL_RANK =
       List.of("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID");
   public static final List<String> JOB =
-      List.of("SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "KUBERNETES_POD_NAME", "POD_NAME");
+      List.of(
+          "CUDAWATCH_JOB",
+          "SLURM_JOB_ID",
+          "TORCHELASTIC_RUN_ID",
+          "KUBERNETES_POD_NAME",
+          "POD_NAME");
+
+  /** What {@code cudawatch run} sets in its child's environment: the job it decided. */
+  public static final String RUN_JOB = "CUDAWATCH_JOB";
 
   private RankSources() {}
 

@@ -3,6 +3,7 @@ package dev.cudawatch.ingest.run;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
+import java.util.Map;
 
 /** The wrapped command: its output pipes, its end, and a way to pass it a signal. */
 public interface ChildProcess {
@@ -24,9 +25,17 @@ public interface ChildProcess {
    * Java's process API otherwise.
    */
   static ChildProcess start(List<String> command) throws IOException {
+    return start(command, Map.of());
+  }
+
+  /**
+   * As above, with {@code added} variables set (replacing any of the same name) in the child's
+   * environment; the rest of it is this process's, unchanged.
+   */
+  static ChildProcess start(List<String> command, Map<String, String> added) throws IOException {
     if (PosixChild.available()) {
-      return PosixChild.start(command);
+      return PosixChild.start(command, added);
     }
-    return JavaChild.start(command);
+    return JavaChild.start(command, added);
   }
 }

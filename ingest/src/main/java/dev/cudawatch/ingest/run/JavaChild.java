@@ -3,6 +3,7 @@ package dev.cudawatch.ingest.run;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The fallback child, through Java's process API: its exit status is shell-style only, and only
@@ -15,9 +16,12 @@ final class JavaChild implements ChildProcess {
     this.p = p;
   }
 
-  static JavaChild start(List<String> command) throws IOException {
-    return new JavaChild(
-        new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.INHERIT).start());
+  static JavaChild start(List<String> command, Map<String, String> added) throws IOException {
+    ProcessBuilder b = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.INHERIT);
+    if (!added.isEmpty()) {
+      b.environment().putAll(added); // a copy of ours: untouched unless something is added
+    }
+    return new JavaChild(b.start());
   }
 
   @Override

@@ -104,7 +104,7 @@ final class PosixChild implements ChildProcess {
     return C != null;
   }
 
-  static PosixChild start(List<String> command) throws IOException {
+  static PosixChild start(List<String> command, Map<String, String> added) throws IOException {
     int[] out = new int[2];
     int[] err = new int[2];
     C.pipe(out);
@@ -136,7 +136,7 @@ final class PosixChild implements ChildProcess {
               actions,
               attr,
               new StringArray(command.toArray(String[]::new)),
-              new StringArray(environment()));
+              new StringArray(environment(added)));
       if (rc != 0) {
         closeAll(out[0], err[0]);
         throw new IOException("cannot start " + command.get(0) + ": " + describe(rc));
@@ -171,8 +171,10 @@ final class PosixChild implements ChildProcess {
     };
   }
 
-  private static String[] environment() {
-    Map<String, String> env = System.getenv();
+  /** This process's environment, with {@code added} set over it. */
+  private static String[] environment(Map<String, String> added) {
+    Map<String, String> env = new java.util.LinkedHashMap<>(System.getenv());
+    env.putAll(added);
     return env.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new);
   }
 

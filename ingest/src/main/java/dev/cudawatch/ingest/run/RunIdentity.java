@@ -2,6 +2,7 @@ package dev.cudawatch.ingest.run;
 
 import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.attribution.GpuInventory;
+import dev.cudawatch.ingest.attribution.RankSources;
 import dev.cudawatch.ingest.attribution.RunAttribution;
 import java.time.Clock;
 import java.time.Duration;
@@ -99,6 +100,20 @@ public final class RunIdentity {
     // the kernel names the process in its Xid lines (pid=...): the processor maps it to the job
     who.attribution().put("pid", String.valueOf(pid));
     return new RunRecords(settings, who, runId, clock);
+  }
+
+  /**
+   * What the child's environment gets besides this process's: {@code CUDAWATCH_JOB} naming the job
+   * when it is known ({@code --job}, the environment, the configuration), so every process under
+   * the run carries it and the agent can join a kernel line's pid to the job. Nothing when the job
+   * is not known (a generated id names only this run's records).
+   */
+  public static Map<String, String> childEnvironment(
+      Map<String, String> env, String jobFlag, String configuredJob) {
+    String job = RunAttribution.of(env, jobFlag, configuredJob, GpuInventory.empty()).job();
+    return job == null || job.equals(env.get(RankSources.RUN_JOB))
+        ? Map.of()
+        : Map.of(RankSources.RUN_JOB, job);
   }
 
   /** Asks nvidia-smi on a daemon thread when the environment needs it; never blocks the caller. */

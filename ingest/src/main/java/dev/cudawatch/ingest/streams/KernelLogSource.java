@@ -2,6 +2,8 @@ package dev.cudawatch.ingest.streams;
 
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.ingest.attribution.KernelPidJoin;
+import dev.cudawatch.ingest.attribution.RunAttribution;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -26,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * source id (a post-reboot Xid at sequence 5 is not a duplicate of the pre-reboot one), event time
  * is the boot time plus the record's timestamp, and the last sequence taken of this boot is
  * persisted: a restarted agent does not ship the ring buffer again as new incidents.
+ *
+ * <p>A line that names a process (an Xid's {@code pid=}, the OOM killer's victim) takes that
+ * process's job, rank and GPU when a {@link KernelPidJoin} is given.
  */
 public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSource {
   private static final Logger LOG = LoggerFactory.getLogger(KernelLogSource.class);
@@ -42,6 +47,7 @@ public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSour
   private final java.util.function.Supplier<Map<String, Integer>> pciToGpu;
   private final Consumer<LogRecord> out;
   private final Clock clock;
+  private final KernelPidJoin pidJoin; // null: lines are not joined to their processes
   private final AtomicLong shipped = new AtomicLong();
   private final AtomicLong skipped = new AtomicLong();
   private final AtomicLong spoolRetries = new AtomicLong();
@@ -83,6 +89,24 @@ public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSour
       Consumer<LogRecord> out,
       Clock clock)
       throws IOException {
+    this(device, boot, stateDir, host, pciToGpu, null, out, clock);
+  }
+
+  /**
+   * As above, joining the lines that name a pid to its process's job, rank and GPU.
+   *
+   * @param pidJoin the join, or null for none
+   */
+  public KernelLogSource(
+      Path device,
+      BootInfo boot,
+      Path stateDir,
+      String host,
+      java.util.function.Supplier<Map<String, Integer>> pciToGpu,
+      KernelPidJoin pidJoin,
+      Consumer<LogRecord> out,
+      Clock clock)
+      throws IOException {
     this.device = device;
     this.boot = boot;
     this.cursor = new KmsgCursor(stateDir);
@@ -90,6 +114,7 @@ public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSour
     this.pciToGpu = pciToGpu;
     this.out = out;
     this.clock = clock;
+    this.pidJoin = pidJoin;
   }
 
   /** Whether a kernel message is worth shipping. */
@@ -178,16 +203,26 @@ public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSour
     long micros = field(rec, 2);
     Instant event =
         boot.bootTime() != null && micros >= 0 ? boot.bootTime().plusNanos(micros * 1000) : now;
-    LogRecord r =
+    Integer gpu = PciMap.gpuOf(msg, pciToGpu.get());
+    LogRecord.Builder b =
         LogRecord.builder().host(host).kind(RecordKind.KERNEL).stream("kmsg")
             .source(device.toString())
             .sourceId(boot.bootId())
             .offset(seq)
-            .gpu(PciMap.gpuOf(msg, pciToGpu.get()))
+            .gpu(gpu)
             .eventTime(event)
             .ingestTime(now)
-            .text(msg)
-            .build();
+            .text(msg);
+    RunAttribution who = pidJoin == null ? null : pidJoin.join(msg, gpu);
+    if (who != null) {
+      b.job(who.job())
+          .rank(who.rank())
+          .localRank(who.localRank())
+          .gpu(who.gpu())
+          .gpuUuid(who.gpuUuid())
+          .attribution(who.attribution());
+    }
+    LogRecord r = b.build();
     if (!keep(r)) {
       return; // stopped before it was kept: the cursor stays before it, the next start reads it
     }
@@ -251,6 +286,13 @@ public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSour
   /** Records skipped because an earlier run of the agent took them in this boot. */
   public long skipped() {
     return skipped.get();
+  }
+
+  /**
+   * Lines that named a pid, by how their join ended ({@link KernelPidJoin.Result}); empty when off.
+   */
+  public Map<String, Long> pidJoins() {
+    return pidJoin == null ? Map.of() : pidJoin.counts();
   }
 
   /** Attempts to spool a record that failed (a full disk), each retried. */

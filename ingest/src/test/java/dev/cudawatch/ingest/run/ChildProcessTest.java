@@ -46,6 +46,42 @@ class ChildProcessTest {
   }
 
   @Test
+  void bothChildrenGetOurEnvironmentExactlyPlusWhatIsAdded() throws Exception {
+    java.util.Map<String, String> expected = new java.util.HashMap<>(System.getenv());
+    expected.put("CUDAWATCH_JOB", "job7");
+    List<String> envNul = List.of("env", "-0"); // every variable, NUL-separated, as given
+    for (ChildProcess c :
+        List.of(
+            PosixChild.start(envNul, java.util.Map.of("CUDAWATCH_JOB", "job7")),
+            JavaChild.start(envNul, java.util.Map.of("CUDAWATCH_JOB", "job7")))) {
+      // read in a loop: FileInputStream.readAllBytes seeks, which a pipe refuses
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      byte[] buf = new byte[8192];
+      for (int n; (n = c.stdout().read(buf)) > 0; ) {
+        bytes.write(buf, 0, n);
+      }
+      String out = bytes.toString(StandardCharsets.UTF_8);
+      assertEquals(0, c.waitFor().exitCode());
+      java.util.Map<String, String> got = new java.util.HashMap<>();
+      for (String kv : out.split("\0")) {
+        if (!kv.isEmpty()) {
+          got.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+        }
+      }
+      assertEquals(expected, got, c.getClass().getSimpleName());
+    }
+  }
+
+  @Test
+  void nothingAddedLeavesTheEnvironmentAsItIs() throws Exception {
+    ChildProcess c = ChildProcess.start(List.of("sh", "-c", "echo \"[$CUDAWATCH_JOB]\""));
+    assertEquals(
+        "[" + java.util.Objects.toString(System.getenv("CUDAWATCH_JOB"), "") + "]",
+        firstLine(c.stdout()));
+    c.waitFor();
+  }
+
+  @Test
   void aMissingCommandFailsToStartWithItsName() {
     var e =
         org.junit.jupiter.api.Assertions.assertThrows(
