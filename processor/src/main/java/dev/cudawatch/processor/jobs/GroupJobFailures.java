@@ -57,6 +57,11 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
 
   public static final String ALERT_NAME = "JobFailure";
 
+  /** Causes certain enough to page before the job's session closes. */
+  private static final Set<Culprit.Cause> EARLY =
+      java.util.EnumSet.of(
+          Culprit.Cause.EARLIER_ERROR, Culprit.Cause.HUNG_OUTSIDE_COLLECTIVE, Culprit.Cause.KILLED);
+
   private final long gapMs;
 
   private transient MapState<String, JobMember> members;
@@ -123,14 +128,19 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
     closedUntil.clear();
     replaceTimer(ctx, eventTimer, last + gapMs, true);
     replaceTimer(ctx, procTimer, now + gapMs, false);
-    JobMember root = root();
+    // page as soon as the culprit is known: a rank's own error, a rank that never issued the
+    // collective the others wait in, a rank killed from outside; not a bare timeout
+    Culprit culprit = culprit();
+    JobMember root = culprit == null ? null : members.get(culprit.root().id());
     if (root != null
-        && root.rootClass
-        && root.rank != null
+        && EARLY.contains(culprit.cause())
+        && !culprit.ranks().isEmpty()
         && !root.id.equals(alertedRoot.value())) {
       alertedRoot.update(root.id);
+      JobMember named = root.withCulprit(culprit.ranks().get(0).intValue(), culprit.gpu());
       ctx.output(
-          ALERTS, alert(ctx.getCurrentKey(), root, null, List.of(), Set.of(root.host), 1, null));
+          ALERTS,
+          alert(ctx.getCurrentKey(), named, culprit, List.of(), Set.of(root.host), 1, null));
     }
   }
 
@@ -225,12 +235,7 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
     ctx.timerService().registerProcessingTimeTimer(now + gapMs);
   }
 
-  /** The member that names the job's culprit (see {@link CulpritAnalysis}). */
-  private JobMember root() throws Exception {
-    Culprit c = culprit();
-    return c == null ? null : members.get(c.root().id());
-  }
-
+  /** The job's culprit so far (see {@link CulpritAnalysis}). */
   private Culprit culprit() throws Exception {
     List<RankEvidence> ev = new ArrayList<>();
     for (JobMember m : members.values()) {
