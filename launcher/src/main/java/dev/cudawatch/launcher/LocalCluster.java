@@ -285,17 +285,23 @@ public final class LocalCluster implements AutoCloseable {
     agent.attributeFiles(attribution.chain());
     String kernel = nodeSources.kernelLog();
     if ("/dev/kmsg".equals(kernel)) {
+      // a kernel line naming a pid (an Xid, the OOM killer) takes that process's job and rank
+      dev.cudawatch.ingest.attribution.KernelPidJoin pidJoin =
+          dev.cudawatch.ingest.attribution.KernelPidJoin.forNode(
+              Path.of("/proc"), attribution.inventory());
       KernelLogSource k =
           new KernelLogSource(
               Path.of(kernel),
               dev.cudawatch.ingest.streams.BootInfo.read(Path.of("/proc")),
               options.dataDir().resolve("agent").resolve("kernel"),
               host,
-              pci,
+              () -> pci,
+              pidJoin,
               r -> shipper.send(r, () -> {}),
               Clock.systemUTC());
       daemon(k, "cudawatch-kmsg");
       stops.add(k::stop);
+      stops.add(pidJoin::close); // after the reader that asks it
     } else if (kernel != null) {
       agent.followKernelLog(Path.of(kernel), pci);
     }
