@@ -168,7 +168,7 @@ public final class ClassifyCommand implements Callable<Integer> {
       return 2;
     }
     Report report = json ? new JsonReport(out) : new TextReport(out, useColor, job != null);
-    List<Incident> ofJob = new ArrayList<>();
+    Map<String, List<Incident>> ofJob = new java.util.LinkedHashMap<>();
     int[] status = {0};
     boolean[] failed = {false};
     // the machine's zone: nvidia-smi CSVs carry local times with no zone
@@ -199,7 +199,7 @@ public final class ClassifyCommand implements Callable<Integer> {
               progress = null;
               report.file(file, incidents);
               if (job != null) {
-                ofJob.addAll(incidents);
+                ofJob.put(file, incidents);
               } else if (JobVerdicts.severalRanks(incidents)) {
                 report.job(file, JobVerdicts.of(incidents), incidents.size());
               }
@@ -219,8 +219,9 @@ public final class ClassifyCommand implements Callable<Integer> {
             }
           });
     }
-    if (job != null && !ofJob.isEmpty()) {
-      report.job(job, JobVerdicts.of(ofJob), ofJob.size());
+    int n = ofJob.values().stream().mapToInt(List::size).sum();
+    if (job != null && n > 0) {
+      report.job(job, JobVerdicts.ofFiles(ofJob), n);
     }
     report.end();
     out.flush();

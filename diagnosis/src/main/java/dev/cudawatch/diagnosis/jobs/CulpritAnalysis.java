@@ -65,24 +65,7 @@ public final class CulpritAnalysis {
     for (RankEvidence m : members) {
       Long r = m.pid() == null ? null : rankOfPid.get(m.pid());
       if (m.rank() == null && r != null) {
-        m =
-            new RankEvidence(
-                m.id(),
-                m.incidentClass(),
-                m.host(),
-                r,
-                m.localRank(),
-                m.gpu(),
-                m.pci(),
-                m.eventTime(),
-                m.rootClass(),
-                m.seqNum(),
-                m.opType(),
-                m.lastEnqueued(),
-                m.lastCompleted(),
-                m.pid(),
-                m.exitCode(),
-                m.summary());
+        m = m.withRank(r);
       }
       out.add(m);
     }
@@ -139,7 +122,11 @@ public final class CulpritAnalysis {
   }
 
   private static Culprit earlierError(List<RankEvidence> all) {
-    RankEvidence e = earliest(all, RankEvidence::rootClass);
+    // a rank's own error first: the kernel's echo of it (an Xid naming an unjoined pid) has no rank
+    RankEvidence e = earliest(all, m -> m.rootClass() && m.rank() != null);
+    if (e == null) {
+      e = earliest(all, RankEvidence::rootClass);
+    }
     if (e == null) {
       return null;
     }
@@ -153,7 +140,7 @@ public final class CulpritAnalysis {
 
   private static Culprit killed(Map<Long, RankEvidence> exits) {
     for (RankEvidence x : exits.values()) {
-      if (x.exitCode() != null && x.exitCode() == SIGKILL) {
+      if (x.exitCode() != null && (x.exitCode() == SIGKILL || x.exitCode() == 128 + 9)) {
         return culprit(
             Cause.KILLED,
             x,

@@ -59,6 +59,27 @@ public record RankEvidence(
         i.summary());
   }
 
+  /** The same evidence with the rank another source gives (a pid join, a per-rank file). */
+  public RankEvidence withRank(Long r) {
+    return new RankEvidence(
+        id,
+        incidentClass,
+        host,
+        r,
+        localRank,
+        gpu,
+        pci,
+        eventTime,
+        rootClass,
+        seqNum,
+        opType,
+        lastEnqueued,
+        lastCompleted,
+        pid,
+        exitCode,
+        summary);
+  }
+
   private static Long number(Object o) {
     return o instanceof Number n ? n.longValue() : null;
   }
