@@ -11,6 +11,7 @@ import dev.cudawatch.alerts.notify.Notifier;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
@@ -20,9 +21,9 @@ import java.io.PrintStream;
 import java.time.Clock;
 
 /**
- * The alerts service: consumes incidents, alerts and the GPU health ledger's recommendations,
- * serves metrics, the API and the incident page, prints alerts, and (when enabled) hands
- * recommendations to Kubernetes as node conditions.
+ * The alerts service: consumes incidents, alerts, the GPU health ledger's recommendations and
+ * failed jobs (their culprit rank), serves metrics, the API and the incident page, prints alerts,
+ * and (when enabled) hands recommendations to Kubernetes as node conditions.
  */
 public final class AlertsService implements AutoCloseable {
   private final AlertsSettings settings;
@@ -31,6 +32,7 @@ public final class AlertsService implements AutoCloseable {
   private final IncidentStore incidents;
   private final AlertStore alerts;
   private final GpuHealthStore gpus;
+  private final JobFailureStore jobFailures;
   private final Health health;
   private final AlertPrinter printer;
   private final Clock clock;
@@ -48,6 +50,8 @@ public final class AlertsService implements AutoCloseable {
     this.alerts = new AlertStore(settings.maxAlerts());
     this.gpus = new GpuHealthStore(settings.maxGpus());
     HealthMetrics.watch(metrics.registry(), gpus);
+    this.jobFailures = new JobFailureStore(settings.maxJobFailures());
+    HealthMetrics.watch(metrics.registry(), jobFailures);
     this.health = health;
     this.printer = console == null ? null : new AlertPrinter(console);
     this.clock = clock;
@@ -64,7 +68,7 @@ public final class AlertsService implements AutoCloseable {
             alerts,
             gpus,
             health,
-            new IncidentPages(incidents, gpus, metrics::lemonScore, clock));
+            new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock));
     if (settings.notifications().anyReceiver()) {
       notifier = new Notifier(settings.notifications(), metrics, clock);
       notifier.start();
@@ -85,6 +89,7 @@ public final class AlertsService implements AutoCloseable {
             this::onIncident,
             this::onAlert,
             this::onAction,
+            jobFailures::add,
             this::afterBatch,
             clock);
     health.register("alerts-consumer", consumer::ready, consumer::details);
@@ -143,6 +148,10 @@ public final class AlertsService implements AutoCloseable {
 
   public GpuHealthStore gpus() {
     return gpus;
+  }
+
+  public JobFailureStore jobFailures() {
+    return jobFailures;
   }
 
   @Override

@@ -24,6 +24,8 @@ import java.util.List;
  * @param maxGpus GPUs whose health (the ledger's latest recommendation) is kept for the page and
  *     the API; past it the one updated longest ago is forgotten and counted
  * @param nodeConditions the hand-off to remediation as a Kubernetes node condition (off by default)
+ * @param maxJobFailures failed jobs (from {@code cudawatch.job-failures}) kept for the page and the
+ *     API, newest first; past it the one received longest ago is forgotten and counted
  */
 public record AlertsSettings(
     KafkaSettings kafka,
@@ -38,7 +40,8 @@ public record AlertsSettings(
     NotifySettings notifications,
     Long maxIncidentsBytes,
     Integer maxGpus,
-    NodeConditionSettings nodeConditions)
+    NodeConditionSettings nodeConditions,
+    Integer maxJobFailures)
     implements Validated {
 
   public AlertsSettings {
@@ -55,11 +58,12 @@ public record AlertsSettings(
     maxIncidentsBytes = maxIncidentsBytes == null ? 64L << 20 : maxIncidentsBytes;
     maxGpus = maxGpus == null ? 10_000 : maxGpus;
     nodeConditions = nodeConditions == null ? NodeConditionSettings.defaults() : nodeConditions;
+    maxJobFailures = maxJobFailures == null ? 10_000 : maxJobFailures;
   }
 
   public static AlertsSettings defaults() {
     return new AlertsSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public AlertsSettings with(KafkaSettings k, Integer port, NotifySettings n) {
@@ -76,7 +80,8 @@ public record AlertsSettings(
         n,
         maxIncidentsBytes,
         maxGpus,
-        nodeConditions);
+        nodeConditions,
+        maxJobFailures);
   }
 
   /** These settings with the node-condition hand-off set to {@code c}. */
@@ -94,7 +99,8 @@ public record AlertsSettings(
         notifications,
         maxIncidentsBytes,
         maxGpus,
-        c);
+        c,
+        maxJobFailures);
   }
 
   @Override
@@ -113,6 +119,10 @@ public record AlertsSettings(
         maxSeriesPerMetric >= 10, path + "max_series_per_metric", "must be at least 10");
     Validated.require(
         maxGpus >= 1 && maxGpus <= 1_000_000, path + "max_gpus", "must be 1..1000000");
+    Validated.require(
+        maxJobFailures >= 1 && maxJobFailures <= 1_000_000,
+        path + "max_job_failures",
+        "must be 1..1000000");
     notifications.validate(path + "notifications.");
     nodeConditions.validate(path + "node_conditions.");
   }

@@ -3,6 +3,7 @@ package dev.cudawatch.alerts.http;
 import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.http.GuardedHttpServer;
 import dev.cudawatch.common.http.GuardedHttpServer.Request;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
@@ -25,9 +26,10 @@ import java.util.Map;
 
 /**
  * Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /api/gpus (each GPU's health
- * and repair-ladder state; /api/gpus/{key} one of them), /healthz, on a {@link GuardedHttpServer}
- * (bounded connections, request size and time; loopback Host check). Bad input (a malformed query
- * string, an unknown parameter value) gets a 400 with a one-line reason.
+ * and repair-ladder state; /api/gpus/{key} one of them), /api/jobs (failed jobs: the culprit rank
+ * and its evidence; /api/jobs/{job} the job's latest failure), /healthz, on a {@link
+ * GuardedHttpServer} (bounded connections, request size and time; loopback Host check). Bad input
+ * (a malformed query string, an unknown parameter value) gets a 400 with a one-line reason.
  */
 public final class ApiServer implements AutoCloseable {
   private static final int MAX_LIMIT = 1000;
@@ -43,14 +45,26 @@ public final class ApiServer implements AutoCloseable {
 
   private static final List<String> PATHS =
       List.of(
-          "/", "/incident", "/metrics", "/api/incidents", "/api/alerts", "/api/gpus", "/healthz");
+          "/",
+          "/incident",
+          "/metrics",
+          "/api/incidents",
+          "/api/alerts",
+          "/api/gpus",
+          "/api/jobs",
+          "/healthz");
   private static final String GPUS = "/api/gpus/";
+  private static final String JOBS = "/api/jobs/";
+
+  /** A job id or host filter longer than this is not one (ids are short; the head is 16 KiB). */
+  static final int MAX_NAME = 512;
 
   private final GuardedHttpServer server;
   private final PrometheusRegistry registry;
   private final IncidentStore incidents;
   private final AlertStore alerts;
   private final GpuHealthStore gpus;
+  private final JobFailureStore jobFailures;
   private final Health health;
   private final IncidentPages pages;
   private final ExpositionFormats formats = ExpositionFormats.init();
@@ -113,6 +127,7 @@ public final class ApiServer implements AutoCloseable {
       throws IOException {
     this.pages = pages;
     this.gpus = gpus;
+    this.jobFailures = pages.jobFailures();
     this.registry = registry;
     this.incidents = incidents;
     this.alerts = alerts;
@@ -142,6 +157,9 @@ public final class ApiServer implements AutoCloseable {
       if (path.startsWith(GPUS)) {
         return gpu(path.substring(GPUS.length()));
       }
+      if (path.startsWith(JOBS)) {
+        return job(path.substring(JOBS.length()));
+      }
       return switch (path) {
         case "/" -> pages.list(q);
         case "/incident" -> pages.incident(q);
@@ -149,6 +167,7 @@ public final class ApiServer implements AutoCloseable {
         case "/api/incidents" -> incidents(q);
         case "/api/alerts" -> alerts(q);
         case "/api/gpus" -> gpus(q);
+        case "/api/jobs" -> jobs(q);
         case "/healthz" -> healthz();
         default -> json(404, Map.of("error", "not found", "paths", PATHS));
       };
@@ -250,6 +269,47 @@ public final class ApiServer implements AutoCloseable {
       return json(404, Map.of("error", "no GPU health held for that key"));
     }
     return json(200, g.get());
+  }
+
+  /** Failed jobs, newest first, paged; {@code job} and {@code host} (any of its hosts) filter. */
+  private Response jobs(Map<String, String> q) throws IOException {
+    int limit = intParam(q, "limit", 100);
+    int offset = intParam(q, "offset", 0);
+    checkPage(limit, offset);
+    var page = jobFailures.query(name(q, "job"), name(q, "host"), offset, limit);
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("total", page.total());
+    body.put("offset", offset);
+    body.put("limit", limit);
+    body.put("jobs", page.items());
+    return json(200, body);
+  }
+
+  /** A job's latest failure: its culprit rank, host, GPU, cause and evidence. */
+  private Response job(String rawJob) throws IOException {
+    String job;
+    try {
+      job = URLDecoder.decode(rawJob, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new BadRequest("malformed job id (bad %-escape)");
+    }
+    if (job.isBlank() || job.length() > MAX_NAME) {
+      throw new BadRequest("job id must be 1.." + MAX_NAME + " characters");
+    }
+    var f = jobFailures.latest(job);
+    if (f.isEmpty()) {
+      return json(404, Map.of("error", "no failure of that job is held"));
+    }
+    return json(200, f.get());
+  }
+
+  /** A name filter: absent is any; empty or too long is a mistake, not "any". */
+  private static String name(Map<String, String> q, String k) {
+    String v = q.get(k);
+    if (v != null && (v.isEmpty() || v.length() > MAX_NAME)) {
+      throw new BadRequest(k + ": must be 1.." + MAX_NAME + " characters");
+    }
+    return v;
   }
 
   private static void checkPage(int limit, int offset) {

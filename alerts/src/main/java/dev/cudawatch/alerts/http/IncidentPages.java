@@ -4,6 +4,7 @@ import com.samskivert.mustache.Mustache;
 import com.samskivert.mustache.Template;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
 import dev.cudawatch.common.wire.Incident;
 import java.io.IOException;
@@ -47,6 +48,7 @@ public final class IncidentPages {
 
   private final IncidentStore store;
   private final GpuHealthStore gpus;
+  private final JobFailureStore jobFailures;
   private final LemonLookup lemons;
   private final Clock clock;
   private final Template list;
@@ -61,8 +63,19 @@ public final class IncidentPages {
 
   /** With each GPU's health and repair-ladder state on the incident page. */
   public IncidentPages(IncidentStore store, GpuHealthStore gpus, LemonLookup lemons, Clock clock) {
+    this(store, gpus, new JobFailureStore(1), lemons, clock);
+  }
+
+  /** With each failed job's culprit rank and evidence on the page of its incidents. */
+  public IncidentPages(
+      IncidentStore store,
+      GpuHealthStore gpus,
+      JobFailureStore jobFailures,
+      LemonLookup lemons,
+      Clock clock) {
     this.store = store;
     this.gpus = gpus;
+    this.jobFailures = jobFailures;
     this.lemons = lemons;
     this.clock = clock;
     Mustache.Compiler c =
@@ -112,7 +125,7 @@ public final class IncidentPages {
     m.put("total", page.total());
     m.put("from", page.total() == 0 ? 0 : f.offset() + 1);
     m.put("to", f.offset() + page.items().size());
-    m.put("rows", page.items().stream().map(IncidentView::row).toList());
+    m.put("rows", page.items().stream().map(this::listRow).toList());
     m.put("none", page.items().isEmpty());
     if (f.offset() > 0) {
       m.put("prev", link(q, Math.max(0, f.offset() - PAGE_SIZE)));
@@ -148,6 +161,7 @@ public final class IncidentPages {
     m.put("lemonKnown", gpu != null && i.host() != null);
     m.put("lemonSuspect", lemon >= 2);
     gpus.forIncident(i).ifPresent(g -> m.put("ledger", GpuHealthView.of(g)));
+    jobFailures.forIncident(i).ifPresent(f -> m.put("jobFailure", JobFailureView.of(f, i)));
     List<Map<String, Object>> xids =
         related(i, o -> o.fields().get("xid") != null && sameGpu(i, o), IncidentView::xidRow);
     m.put("xids", xids);
@@ -166,6 +180,17 @@ public final class IncidentPages {
 
   GpuHealthStore gpus() {
     return gpus;
+  }
+
+  JobFailureStore jobFailures() {
+    return jobFailures;
+  }
+
+  /** A row of the list, with its failed job's culprit when the job has a failure record. */
+  private Map<String, Object> listRow(Incident i) {
+    Map<String, Object> r = IncidentView.row(i);
+    r.put("culprit", jobFailures.forIncident(i).map(JobFailureView::culprit).orElse(""));
+    return r;
   }
 
   /** Other incidents held that {@code p} accepts, newest first. */

@@ -7,6 +7,7 @@ import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
 import java.time.Clock;
@@ -34,11 +35,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads committed incidents, alerts and actions (the GPU health ledger's recommendations). A record
- * it cannot read goes to the dead-letter topic with the reason, and is counted; the loop keeps
- * running. Offsets are committed only after a batch was handled and made durable ({@code
- * afterBatch}); any failure (a broker outage past a timeout, a full disk) is counted, leaves the
- * offsets uncommitted, and is retried with a back-off: the loop ends only at {@link #close()}.
+ * Reads committed incidents, alerts, actions (the GPU health ledger's recommendations) and job
+ * failures (a failed job's culprit rank and its evidence). A record it cannot read goes to the
+ * dead-letter topic with the reason, and is counted; the loop keeps running. Offsets are committed
+ * only after a batch was handled and made durable ({@code afterBatch}); any failure (a broker
+ * outage past a timeout, a full disk) is counted, leaves the offsets uncommitted, and is retried
+ * with a back-off: the loop ends only at {@link #close()}.
  */
 public final class TopicConsumer implements Runnable, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TopicConsumer.class);
@@ -49,6 +51,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   private final Consumer<Incident> onIncident;
   private final Consumer<Alert> onAlert;
   private final Consumer<Action> onAction;
+  private final Consumer<JobFailure> onJobFailure;
   private final Runnable afterBatch;
   private long lagCheckedAt = System.nanoTime() - 5_000_000_000L;
   private final Clock clock;
@@ -68,6 +71,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
       Consumer<Incident> onIncident,
       Consumer<Alert> onAlert,
       Consumer<Action> onAction,
+      Consumer<JobFailure> onJobFailure,
       Runnable afterBatch,
       Clock clock) {
     this.afterBatch = afterBatch;
@@ -95,6 +99,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
     this.onIncident = onIncident;
     this.onAlert = onAlert;
     this.onAction = onAction;
+    this.onJobFailure = onJobFailure;
     this.clock = clock;
     this.since = clock.instant();
   }
@@ -140,7 +145,9 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
   public void run() {
     int failures = 0;
     try {
-      consumer.subscribe(List.of(Topics.INCIDENTS, Topics.ALERTS, Topics.ACTIONS), new Flush());
+      consumer.subscribe(
+          List.of(Topics.INCIDENTS, Topics.ALERTS, Topics.ACTIONS, Topics.JOB_FAILURES),
+          new Flush());
       while (running) {
         try {
           // an empty poll proves nothing (it is empty during an outage too): only records, a
@@ -281,6 +288,8 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
         onIncident.accept(WireJson.readIncident(r.value()));
       } else if (Topics.ACTIONS.equals(r.topic())) {
         onAction.accept(WireJson.read(r.value(), Action.class));
+      } else if (Topics.JOB_FAILURES.equals(r.topic())) {
+        onJobFailure.accept(WireJson.read(r.value(), JobFailure.class));
       } else {
         onAlert.accept(WireJson.readAlert(r.value()));
       }

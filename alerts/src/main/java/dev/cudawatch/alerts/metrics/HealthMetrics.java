@@ -1,6 +1,7 @@
 package dev.cudawatch.alerts.metrics;
 
 import dev.cudawatch.alerts.store.GpuHealthStore;
+import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -111,6 +112,20 @@ public final class HealthMetrics {
         .name("cudawatch_gpu_health_duplicates_total")
         .help("Recommendations read again (after a restart) and ignored")
         .callback(cb -> cb.call(gpus.duplicates()))
+        .register(registry);
+  }
+
+  /** The job-failure store's size and evictions, read at each scrape. */
+  public static void watch(PrometheusRegistry registry, JobFailureStore jobs) {
+    GaugeWithCallback.builder()
+        .name("cudawatch_job_failures_held")
+        .help("Failed jobs held for the incident page and /api/jobs")
+        .callback(cb -> cb.call(jobs.size()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("cudawatch_job_failures_evicted_total")
+        .help("Failed jobs forgotten to stay within max_job_failures (the oldest first)")
+        .callback(cb -> cb.call(jobs.evicted()))
         .register(registry);
   }
 

@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
+import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.common.wire.JobFailure;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
@@ -95,6 +98,61 @@ class IncidentPagesTest {
     String csp = r.headers().get("Content-Security-Policy");
     assertTrue(csp.startsWith("default-src 'none'; style-src 'sha256-"), csp);
     assertEquals("text/html; charset=utf-8", r.contentType());
+  }
+
+  @Test
+  void aFailedJobsIncidentsShowTheCulpritCauseAndEvidenceEscaped() {
+    JobFailureStore jobs = new JobFailureStore(10);
+    IncidentPages withJobs =
+        new IncidentPages(
+            store, new GpuHealthStore(1), jobs, (h, g, t) -> 0, Clock.fixed(T0, ZoneOffset.UTC));
+    store.add(incident("root", "nccl_timeout", "n2", "42", Map.of("gpu", 1L, "rank", 1L), T0));
+    store.add(incident("t0", "nccl_timeout", "n1", "42", Map.of("gpu", 0L, "rank", 0L), T0));
+    store.add(incident("other", "cuda_oom", "n1", "7", Map.of("gpu", 0L), T0));
+    jobs.add(
+        new JobFailure(
+            1,
+            "42/root",
+            "42",
+            "root",
+            "nccl_timeout",
+            "n2",
+            1,
+            "1",
+            "rank 1 hung",
+            List.of("t0"),
+            1,
+            List.of("n1", "n2"),
+            2,
+            T0,
+            T0,
+            "hung_outside_collective",
+            List.of(
+                "ranks 0, 2, 3 timed out waiting in ALLREDUCE #31",
+                "rank 1 logged <script>alert('x')</script>")));
+
+    String t0 = html(withJobs.incident(Map.of("id", "t0")));
+    assertTrue(t0.contains("<h2>Job failure</h2>"), t0);
+    assertTrue(t0.contains("<strong id=\"culprit\">rank 1 on n2, GPU 1</strong>"), t0);
+    assertTrue(t0.contains("<dd id=\"culprit-rank\">1</dd>"), t0);
+    assertTrue(t0.contains("<dd id=\"culprit-host\">n2</dd>"), t0);
+    assertTrue(t0.contains("<dd id=\"culprit-gpu\">1</dd>"), t0);
+    assertTrue(t0.contains("hung outside the collective (host code"), t0);
+    assertTrue(t0.contains("<li>ranks 0, 2, 3 timed out waiting in ALLREDUCE #31</li>"), t0);
+    assertTrue(
+        t0.contains("<li>rank 1 logged &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;</li>"), t0);
+    assertFalse(t0.contains("<script>"), t0);
+    assertTrue(t0.contains("<a href=\"/incident?id&#x3D;root\" id=\"job-root-link\">"), t0);
+    assertTrue(t0.contains("<a href=\"/api/jobs/42\">"), t0);
+
+    String root = html(withJobs.incident(Map.of("id", "root")));
+    assertTrue(root.contains("<dd id=\"job-root\">this incident"), root);
+    assertFalse(root.contains("job-root-link"), root);
+
+    assertFalse(html(withJobs.incident(Map.of("id", "other"))).contains("Job failure"));
+    String list = html(withJobs.list(Map.of()));
+    assertTrue(list.contains("culprit rank 1 on n2, GPU 1"), list);
+    assertEquals(2, list.split("class=\"muted culprit\"", -1).length - 1, "rows of job 42");
   }
 
   @Test
