@@ -2,6 +2,7 @@ package dev.cudawatch.alerts.http;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.JobFailure;
+import dev.cudawatch.diagnosis.jobs.Culprit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,16 +69,7 @@ final class JobFailureView {
     if (cause == null) {
       return "not stated (a record from an older processor): the job's root incident";
     }
-    return switch (cause) {
-      case "hung_outside_collective" ->
-          "hung outside the collective (host code, data loading, I/O or a deadlock): the other"
-              + " ranks timed out waiting in a collective this rank never issued";
-      case "earlier_error" ->
-          "its own error; the other ranks' timeouts and aborts followed from it";
-      case "killed" -> "killed by SIGKILL from outside (the OOM killer, a scheduler or a person)";
-      case "silent_rank" -> "never reported the collective the others timed out in: likely hung";
-      case "first_failure" -> "the job's first failure";
-      default -> cause;
-    };
+    // the words are the diagnosis module's, where the analysis that names the cause lives
+    return Culprit.Cause.of(cause).map(Culprit.Cause::words).orElse(cause);
   }
 }

@@ -67,6 +67,16 @@ public record Culprit(
       return nextSteps;
     }
 
+    /** The cause a record names ({@link #id}), or empty for an unknown or missing name. */
+    public static java.util.Optional<Cause> of(String id) {
+      for (Cause c : values()) {
+        if (c.id().equals(id)) {
+          return java.util.Optional.of(c);
+        }
+      }
+      return java.util.Optional.empty();
+    }
+
     /** The wire and label name: {@code hung_outside_collective}. */
     public String id() {
       return name().toLowerCase(java.util.Locale.ROOT);
