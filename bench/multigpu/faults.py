@@ -1,6 +1,8 @@
 # A small DDP training job (embedding + linear on random tokens) where one rank misbehaves at one step.
 # usage: torchrun ... faults.py MODE FAULT_RANK FAULT_STEP [--steps N] [--gather] [--record]
-#   MODE: none | hang | hang_before_gather | sigkill | exception | slow | oom | assert
+#   MODE: none | hang | hang_before_gather | sigkill | exception | slow | oom | assert | assert_linger
+#   assert_linger: as assert, but the rank waits for its forward at once, catches the CUDA error and lives on
+#     LINGER_S seconds (default 20) before it re-raises (so that its pid still exists when the Xid is read)
 #   --gather: every step also all_gathers the loss explicitly (a metrics gather), after backward
 #   --record: wrap main in torch.distributed.elastic's @record (torchrun then shows the traceback)
 # The NCCL timeout is 30 s. If CAPTURE_INFO_DIR is set, each rank writes who it is (pid, host, GPU) to
@@ -52,11 +54,19 @@ def main():
                 raise ValueError(f"bad batch at step {step}: sample 17 has no labels")
             elif mode == "oom":
                 tok = torch.randint(0, VOCAB, (64, 32_000_000), device="cuda")  # a batch with a runaway sequence length
-            elif mode == "assert":
+            elif mode in ("assert", "assert_linger"):
                 tok[0, 0] = VOCAB + 5        # a token id past the embedding table (a tokenizer/vocab mismatch)
         if mode == "slow" and rank == fault_rank and fault_step <= step <= fault_step + 5:
             time.sleep(3)                    # a slow rank: throttled, a slow disk, a noisy neighbour
         out = model(tok)
+        if mode == "assert_linger" and rank == fault_rank and step == fault_step:
+            try:
+                torch.cuda.synchronize()     # the error surfaces here, before any NCCL work of this step
+            except RuntimeError as e:
+                linger = float(os.environ.get("LINGER_S", "20"))
+                print(f"[rank{rank}] {type(e).__name__} at step {step}; lingering {linger:.0f} s (pid {os.getpid()})", file=sys.stderr, flush=True)
+                time.sleep(linger)
+                raise
         loss = torch.nn.functional.cross_entropy(out.view(-1, VOCAB), tok.view(-1))
         loss.backward(); opt.step(); opt.zero_grad()
         if gather:
