@@ -32,6 +32,15 @@ public record Culprit(
             + " branches, data loading, checkpoint or file I/O, a lock.",
         "Keep the flight recorder on (TORCH_NCCL_TRACE_BUFFER_SIZE=2000,"
             + " TORCH_NCCL_DUMP_ON_TIMEOUT=1) to record each rank's collectives the next time."),
+    /** NCCL named the remote end of a failed connection: the network between two hosts. */
+    NAMED_PEER(
+        "lost its NCCL connection to the peer it names: the network between the two hosts",
+        "Test the link between this rank's host and the peer: ibstat / ibv_devinfo (port state,"
+            + " errors), then nccl-tests all_reduce_perf across the two hosts.",
+        "Check the fabric settings NCCL uses (NCCL_IB_HCA, NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX)"
+            + " and the switch ports' error counters; a peer host that rebooted or lost its NIC"
+            + " looks the same.",
+        "NVIDIA's NCCL troubleshooting guide, networking issues."),
     /** The earliest failure of the job's own (an OOM, an exception, a device assert...). */
     EARLIER_ERROR(
         "its own error; the other ranks' timeouts and aborts followed from it",

@@ -15,10 +15,11 @@ import java.util.TreeSet;
  *
  * <p>A collective timeout is a symptom. The cause, in order: the rank(s) whose last enqueued
  * collective is below the one the others timed out in (it never issued it: hung in host code, data
- * loading, I/O, a deadlock); else the job's earliest error of its own; else a worker killed by
- * SIGKILL; else a rank of the launcher's summary that never reported the timeout; else the earliest
- * incident. The launcher's own "Root Cause" is only the first process to die, so its summary is
- * read for ranks, pids and exit codes, never for the verdict.
+ * loading, I/O, a deadlock); else the peer NCCL names in a failed connection (the network); else
+ * the job's earliest error of its own; else a worker killed by SIGKILL; else a rank of the
+ * launcher's summary that never reported the timeout; else the earliest incident. The launcher's
+ * own "Root Cause" is only the first process to die, so its summary is read for ranks, pids and
+ * exit codes, never for the verdict.
  */
 public final class CulpritAnalysis {
   private static final long SIGKILL = -9;
@@ -42,6 +43,9 @@ public final class CulpritAnalysis {
     }
     List<RankEvidence> all = joinPids(members, rankOfPid);
     Culprit c = hung(all);
+    if (c == null) {
+      c = namedPeer(all);
+    }
     if (c == null) {
       c = earlierError(all);
     }
@@ -119,6 +123,23 @@ public final class CulpritAnalysis {
     }
     RankEvidence first = behind.values().iterator().next();
     return culprit(Cause.HUNG_OUTSIDE_COLLECTIVE, first, List.copyOf(behind.keySet()), ev, all);
+  }
+
+  /** NCCL named the remote end of a connection that failed: the link or that peer's host. */
+  private static Culprit namedPeer(List<RankEvidence> all) {
+    RankEvidence p = earliest(all, m -> m.peer() != null);
+    if (p == null) {
+      return null;
+    }
+    List<String> ev = new ArrayList<>();
+    ev.add(
+        (p.rank() == null ? "a rank" : "rank " + p.rank())
+            + (p.host() == null ? "" : " on " + p.host())
+            + " lost its connection to peer "
+            + p.peer()
+            + ": "
+            + p.summary());
+    return culprit(Cause.NAMED_PEER, p, ranksOf(p), ev, all);
   }
 
   private static Culprit earlierError(List<RankEvidence> all) {

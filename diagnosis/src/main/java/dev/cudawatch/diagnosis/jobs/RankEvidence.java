@@ -13,6 +13,7 @@ import java.util.Set;
  * @param seqNum the collective sequence number that timed out, when this is a timeout
  * @param lastEnqueued the rank's last enqueued collective when its watchdog fired or dumped
  * @param exitCode a worker's exit code from the launcher's summary (negative: the signal)
+ * @param peer the remote end NCCL names in a failed connection ({@code host} or address)
  */
 public record RankEvidence(
     String id,
@@ -30,6 +31,7 @@ public record RankEvidence(
     Long lastCompleted,
     Long pid,
     Long exitCode,
+    String peer,
     String summary) {
 
   public static final String TIMEOUT = "nccl_timeout";
@@ -56,6 +58,7 @@ public record RankEvidence(
         number(f.get("last_completed")),
         number(f.get("pid")),
         WORKER_EXIT.equals(i.incidentClass()) ? number(f.get("exit_code")) : null,
+        f.get("peer") == null ? null : String.valueOf(f.get("peer")),
         i.summary());
   }
 
@@ -77,6 +80,7 @@ public record RankEvidence(
         lastCompleted,
         pid,
         exitCode,
+        peer,
         summary);
   }
 

@@ -69,6 +69,24 @@ class CulpritAnalysisTest {
     assertEquals("oom", c.root().id());
   }
 
+  /** NCCL's own words for a broken link (NVIDIA/nccl issues 1405, 1232): the peer is named. */
+  @Test
+  void aConnectionNcclNamesThePeerOfIsTheNetworkNotARank() throws Exception {
+    java.nio.file.Path log = java.nio.file.Files.createTempFile("ib", ".log");
+    java.nio.file.Files.writeString(
+        log,
+        "[rank3]:[E1126 02:13:40.869676075 ProcessGroupNCCL.cpp:689] [Rank 3] Watchdog caught"
+            + " collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1,"
+            + " NumelOut=1, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.\n"
+            + "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion"
+            + " from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129"
+            + " (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22\n");
+    Culprit c = JobVerdicts.of(classify(log));
+    java.nio.file.Files.delete(log);
+    assertEquals(Cause.NAMED_PEER, c.cause());
+    assertTrue(c.evidence().get(0).contains("peer 10.216.210.236"), c.evidence().toString());
+  }
+
   @Test
   void aRankKilledBySigkillWithNoErrorOfItsOwnIsTheCulprit() {
     List<RankEvidence> m =
@@ -97,6 +115,7 @@ class CulpritAnalysisTest {
             null,
             null,
             1317L,
+            null,
             null,
             "Xid 43");
     Culprit c =
@@ -144,6 +163,7 @@ class CulpritAnalysisTest {
         seq - 1,
         null,
         null,
+        null,
         "timeout");
   }
 
@@ -164,6 +184,7 @@ class CulpritAnalysisTest {
         null,
         pid,
         code,
+        null,
         "exit");
   }
 
@@ -178,6 +199,6 @@ class CulpritAnalysisTest {
       Long enq,
       Long pid) {
     return new RankEvidence(
-        id, cls, "n", rank, rank, gpu, null, t, root, seq, null, enq, null, pid, null, cls);
+        id, cls, "n", rank, rank, gpu, null, t, root, seq, null, enq, null, pid, null, null, cls);
   }
 }

@@ -36,6 +36,7 @@ public class JobMember {
   public Long lastCompleted;
   public Long pid;
   public Long exitCode;
+  public String peer;
 
   public JobMember() {}
 
@@ -58,6 +59,7 @@ public class JobMember {
     m.lastCompleted = e.lastCompleted();
     m.pid = e.pid();
     m.exitCode = e.exitCode();
+    m.peer = e.peer();
     return m;
   }
 
@@ -93,6 +95,7 @@ public class JobMember {
         lastCompleted,
         pid,
         exitCode,
+        peer,
         summary);
   }
 

@@ -45,6 +45,7 @@ public final class JobMemberCodec implements Codec<JobMember> {
     writeLong(m.lastCompleted, out);
     writeLong(m.pid, out);
     writeLong(m.exitCode, out);
+    writeString(m.peer, out);
   }
 
   private static void writeLong(Long v, DataOutput out) throws IOException {
@@ -78,6 +79,7 @@ public final class JobMemberCodec implements Codec<JobMember> {
       m.lastCompleted = readLong(in);
       m.pid = readLong(in);
       m.exitCode = readLong(in);
+      m.peer = readString(in);
     }
     return m;
   }

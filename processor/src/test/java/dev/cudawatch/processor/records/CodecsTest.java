@@ -351,6 +351,7 @@ class CodecsTest {
     m.lastEnqueued = 36L;
     m.lastCompleted = 30L;
     m.pid = 951L;
+    m.peer = "10.0.0.4";
     return m;
   }
 }
