@@ -84,6 +84,23 @@ public record RunAttribution(
             ds.stream().map(x -> String.valueOf(x.index())).collect(Collectors.joining(",")));
       }
     }
+    if (local != null
+        && !inventory.isEmpty()
+        && VisibleDevices.VARIABLES.stream().noneMatch(env::containsKey)) {
+      // no device variable: every GPU is visible, and torch's convention is cuda:LOCAL_RANK
+      GpuInventory.Gpu d =
+          local.value() < inventory.gpus().size() ? inventory.gpus().get(local.value()) : null;
+      if (d != null) {
+        gpu = d.index();
+        uuid = d.uuid();
+        String how =
+            "inferred: every GPU visible, device " + local.source() + " (set_device(local_rank))";
+        attr.put("gpu", how);
+        if (uuid != null) {
+          attr.put("gpu_uuid", how);
+        }
+      }
+    }
     List<String> tried = new ArrayList<>();
     tried.add("cudawatch run environment (" + String.join(", ", VisibleDevices.VARIABLES) + ")");
     tried.add(inventory.isEmpty() ? "nvidia-smi (not available)" : "nvidia-smi");

@@ -131,6 +131,23 @@ class RunAttributionTest {
     assertEquals("CUDA_VISIBLE_DEVICES device LOCAL_RANK + nvidia-smi", a.attribution().get("gpu"));
   }
 
+  /** torchrun --standalone on a whole node sets no device variable: rank N uses cuda:N. */
+  @Test
+  void withNoDeviceVariableALocalRankNamesItsGpuMarkedInferred() {
+    RunAttribution a =
+        RunAttribution.of(
+            Map.of("RANK", "3", "LOCAL_RANK", "3", "TORCHELASTIC_RUN_ID", "tr-1"),
+            null,
+            null,
+            eight());
+    assertEquals(3, a.gpu());
+    assertTrue(a.attribution().get("gpu").startsWith("inferred"), a.attribution().toString());
+    RunAttribution none =
+        RunAttribution.of(
+            Map.of("LOCAL_RANK", "3", "CUDA_VISIBLE_DEVICES", ""), null, null, eight());
+    assertNull(none.gpu(), "an empty device list hides every GPU: nothing to infer");
+  }
+
   @Test
   void slurmGivesPhysicalIndexesUnderItsDeviceCgroup() {
     // inside the step's cgroup CUDA renumbers from 0; SLURM_STEP_GPUS keeps the node's indexes
