@@ -110,20 +110,7 @@ class JobFailureIT {
 
       // the fleet's event time moves on: a host OOM on another node half an hour later closes
       // the job's session (15 minutes without an incident of the job)
-      try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), 15)) {
-        out.accept(
-            new SimLine(
-                T0.plus(Duration.ofMinutes(40)).toEpochMilli(),
-                "gpu-node-03",
-                null,
-                null,
-                null,
-                RecordKind.KERNEL,
-                "gpu-node-03/kern.log",
-                "[ 2400.654321] Out of memory: Killed process 5151 (python3) total-vm:912345678kB,"
-                    + " anon-rss:123456789kB, file-rss:0kB, shmem-rss:0kB, UID:1000"
-                    + " pgtables:456789kB oom_score_adj:0"));
-      }
+      laterKernelLineElsewhere(T0.plus(Duration.ofMinutes(40)), 15);
       List<JobFailure> failures = new ArrayList<>();
       for (byte[] b :
           TopicReader.readAll(
@@ -220,20 +207,7 @@ class JobFailureIT {
                   lines.get(k)));
         }
       }
-      try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), 22)) {
-        out.accept(
-            new SimLine(
-                t0.plus(Duration.ofMinutes(40)).toEpochMilli(),
-                "gpu-node-03",
-                null,
-                null,
-                null,
-                RecordKind.KERNEL,
-                "gpu-node-03/kern.log",
-                "[ 2400.654321] Out of memory: Killed process 5151 (python3) total-vm:912345678kB,"
-                    + " anon-rss:123456789kB, file-rss:0kB, shmem-rss:0kB, UID:1000"
-                    + " pgtables:456789kB oom_score_adj:0"));
-      }
+      laterKernelLineElsewhere(t0.plus(Duration.ofMinutes(40)), 22);
       JobFailure f = null;
       for (byte[] b :
           TopicReader.readUntil(
@@ -279,6 +253,24 @@ class JobFailureIT {
           a.annotations().toString());
     } finally {
       job.cancel().get();
+    }
+  }
+
+  /** Moves the fleet's event time on: a host OOM on another node at {@code at}. */
+  private static void laterKernelLineElsewhere(Instant at, long seed) {
+    try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), seed)) {
+      out.accept(
+          new SimLine(
+              at.toEpochMilli(),
+              "gpu-node-03",
+              null,
+              null,
+              null,
+              RecordKind.KERNEL,
+              "gpu-node-03/kern.log",
+              "[ 2400.654321] Out of memory: Killed process 5151 (python3) total-vm:912345678kB,"
+                  + " anon-rss:123456789kB, file-rss:0kB, shmem-rss:0kB, UID:1000"
+                  + " pgtables:456789kB oom_score_adj:0"));
     }
   }
 
