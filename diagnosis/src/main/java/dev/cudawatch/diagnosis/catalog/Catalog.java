@@ -11,6 +11,7 @@ public final class Catalog {
   private final List<Signature> signatures;
   private final KeywordMatcher keywords;
   private final CudaErrorTable cudaErrors;
+  private final LibraryStatusTable libraryStatuses;
   private final Taxonomy taxonomy;
   private final java.util.Map<String, Signature> byId = new java.util.HashMap<>();
   private StepTimeExtractor stepTimes =
@@ -20,7 +21,9 @@ public final class Catalog {
       List<Signature> signatures,
       KeywordMatcher keywords,
       CudaErrorTable cudaErrors,
+      LibraryStatusTable libraryStatuses,
       Taxonomy taxonomy) {
+    this.libraryStatuses = libraryStatuses;
     this.signatures = List.copyOf(signatures);
     this.keywords = keywords;
     this.cudaErrors = cudaErrors;
@@ -61,6 +64,11 @@ public final class Catalog {
 
   public KeywordMatcher keywords() {
     return keywords;
+  }
+
+  /** The CUDA libraries' status tables (library-statuses.yaml). */
+  public LibraryStatusTable libraryStatuses() {
+    return libraryStatuses;
   }
 
   public CudaErrorTable cudaErrors() {

@@ -27,6 +27,7 @@ import java.util.Set;
  */
 public final class CatalogLoader {
   private static final String DISTINCTIVE = "@distinctive";
+  private static final String LIBRARY_STATUSES = "@library_statuses";
   private static final ObjectMapper YAML = StrictYaml.MAPPER;
 
   private record Located(SignatureSpec spec, String origin) {}
@@ -64,6 +65,7 @@ public final class CatalogLoader {
     loader.setDaemon(true);
     loader.start();
     CudaErrorTable cudaErrors = new CudaErrorTable(readCudaErrors());
+    LibraryStatusTable libraryStatuses = new LibraryStatusTable(readLibraryStatuses());
     List<Located> specs = new ArrayList<>();
     List<Located> steps = new ArrayList<>();
     Map<String, String> macros = new HashMap<>();
@@ -91,10 +93,11 @@ public final class CatalogLoader {
       }
       throw e;
     }
-    requireEveryClassProduced(specs, cudaErrors, taxonomy);
+    requireKnownClasses(libraryStatuses, taxonomy);
+    requireEveryClassProduced(specs, cudaErrors, libraryStatuses, taxonomy);
     user.addAll(specs);
     userSteps.addAll(steps);
-    return compile(user, macros, cudaErrors, taxonomy)
+    return compile(user, macros, cudaErrors, libraryStatuses, taxonomy)
         .withStepTimes(compileStepTimes(userSteps, macros));
   }
 
@@ -172,12 +175,86 @@ public final class CatalogLoader {
     }
   }
 
+  private static final String LIBRARY_FILE = "builtin:library-statuses.yaml";
+
+  /** The library tables, flattened: each status with its table's defaults filled in. */
+  private List<LibraryStatus> readLibraryStatuses() {
+    try (InputStream in = resource("library-statuses.yaml")) {
+      List<StrictYaml.Located<LibraryStatusFamily>> families = new ArrayList<>();
+      StrictYaml.read(
+          in,
+          LIBRARY_FILE,
+          Map.of(
+              "libraries",
+              (p, t) ->
+                  StrictYaml.readList(
+                      p, t, LIBRARY_FILE, "libraries", LibraryStatusFamily.class, families)));
+      List<LibraryStatus> out = new ArrayList<>();
+      Set<String> codes = new HashSet<>();
+      for (var located : families) {
+        LibraryStatusFamily f = located.value();
+        String where = located.origin() + ": ";
+        if (f.library() == null || f.source() == null || f.incidentClass() == null) {
+          throw new CatalogException(where + "a library table needs library, source and class");
+        }
+        if (f.statuses() == null || f.statuses().isEmpty()) {
+          throw new CatalogException(where + f.library() + ": no statuses");
+        }
+        for (LibraryStatusFamily.Entry e : f.statuses()) {
+          if (e.name() == null || e.code() == null) {
+            throw new CatalogException(where + f.library() + ": a status needs a name and a code");
+          }
+          if (e.code() == 0) {
+            throw new CatalogException(where + e.name() + ": 0 is success, not a failure");
+          }
+          if (!codes.add(f.library() + ':' + e.code())) {
+            throw new CatalogException(
+                where + e.name() + ": " + f.library() + " code " + e.code() + " listed twice");
+          }
+          String suspect = e.suspect() != null ? e.suspect() : f.suspect();
+          if (suspect != null && !Taxonomy.SUSPECTS.contains(suspect)) {
+            throw new CatalogException(where + e.name() + ": unknown suspect '" + suspect + "'");
+          }
+          out.add(
+              new LibraryStatus(
+                  f.library(),
+                  e.name(),
+                  e.code(),
+                  e.text(),
+                  e.incidentClass() != null ? e.incidentClass() : f.incidentClass(),
+                  suspect));
+        }
+      }
+      return out;
+    } catch (IOException ex) {
+      throw new CatalogException(LIBRARY_FILE + ": " + ex.getMessage(), ex);
+    }
+  }
+
+  private static void requireKnownClasses(LibraryStatusTable statuses, Taxonomy taxonomy) {
+    for (LibraryStatus s : statuses.all()) {
+      if (!taxonomy.contains(s.incidentClass())) {
+        throw new CatalogException(
+            LIBRARY_FILE
+                + ": "
+                + s.name()
+                + ": unknown class '"
+                + s.incidentClass()
+                + "' (classes are those of taxonomy.yaml)");
+      }
+    }
+  }
+
   /**
    * Every class of the taxonomy must be produced by a built-in signature, CUDA error or detector.
    */
   private static void requireEveryClassProduced(
-      List<Located> builtIn, CudaErrorTable errors, Taxonomy taxonomy) {
+      List<Located> builtIn,
+      CudaErrorTable errors,
+      LibraryStatusTable libraryStatuses,
+      Taxonomy taxonomy) {
     Set<String> produced = new HashSet<>();
+    libraryStatuses.all().forEach(s -> produced.add(s.incidentClass()));
     builtIn.forEach(l -> produced.add(l.spec().incidentClass()));
     errors.all().forEach(e -> produced.add(e.incidentClass()));
     taxonomy.requireProduced(produced);
@@ -247,7 +324,11 @@ public final class CatalogLoader {
   }
 
   private Catalog compile(
-      List<Located> specs, Map<String, String> macros, CudaErrorTable errors, Taxonomy taxonomy) {
+      List<Located> specs,
+      Map<String, String> macros,
+      CudaErrorTable errors,
+      LibraryStatusTable libraryStatuses,
+      Taxonomy taxonomy) {
     List<Signature> signatures = new ArrayList<>();
     List<Map.Entry<String, Integer>> keywords = new ArrayList<>();
     Set<String> ids = new HashSet<>();
@@ -266,6 +347,7 @@ public final class CatalogLoader {
       if (cls != null
           && !taxonomy.contains(cls)
           && !cls.equals(Signature.FROM_CUDA_ERROR)
+          && !cls.equals(Signature.FROM_LIBRARY_STATUS)
           && !cls.equals(Signature.FROM_ROOT)) {
         throw new CatalogException(
             where
@@ -302,6 +384,21 @@ public final class CatalogLoader {
             }
           }
           matchSrc.add("(?i)(?P<cuda_error_string>" + alt + ")");
+        } else if (k.equals(LIBRARY_STATUSES)) {
+          // Every library status name, in an error context: the generic layer under the
+          // framework signatures. A context word before or after the name (RE2 has no look-around).
+          StringBuilder alt = new StringBuilder();
+          Set<String> seen = new HashSet<>();
+          for (LibraryStatus st : libraryStatuses.all()) {
+            if (seen.add(st.name())) {
+              kws.add(st.name().toLowerCase(Locale.ROOT));
+              alt.append(alt.length() == 0 ? "" : "|").append(st.name());
+            }
+          }
+          String names = "\\b(?P<library_status>" + alt + ")\\b";
+          String context = "(?i:error|fail|exception|fatal|abort|status|returned|result|code)";
+          matchSrc.add(context + ".*?" + names);
+          matchSrc.add(names + ".*?" + context);
         } else {
           if (k.isEmpty()) {
             throw new CatalogException(where + "empty keyword");
@@ -325,7 +422,11 @@ public final class CatalogLoader {
       }
     }
     return new Catalog(
-        signatures, new KeywordMatcher(keywords, signatures.size()), errors, taxonomy);
+        signatures,
+        new KeywordMatcher(keywords, signatures.size()),
+        errors,
+        libraryStatuses,
+        taxonomy);
   }
 
   private static Role parseRole(String role, String where) {

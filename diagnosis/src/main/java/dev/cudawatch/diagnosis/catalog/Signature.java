@@ -15,6 +15,9 @@ public final class Signature {
   /** Class placeholder: resolve the class from the CUDA error named in the fields. */
   public static final String FROM_CUDA_ERROR = "from_cuda_error";
 
+  /** The class of the library status the match names (library-statuses.yaml). */
+  public static final String FROM_LIBRARY_STATUS = "from_library_status";
+
   /** Class placeholder: take the class of the stream's root failure. */
   public static final String FROM_ROOT = "from_root";
 

@@ -25,7 +25,8 @@ public final class FieldValues {
           "last_enqueued",
           "last_completed",
           "dump_from_rank",
-          "exit_code");
+          "exit_code",
+          "library_status_code");
 
   private FieldValues() {}
 

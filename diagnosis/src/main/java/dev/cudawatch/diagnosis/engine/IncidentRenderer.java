@@ -45,7 +45,12 @@ final class IncidentRenderer {
       fields.putIfAbsent("job", context.job());
     }
     Signature sig = catalog.signature(c.signatureId);
-    if (sig != null && sig.suspect() != null) {
+    // a library status's own suspect (a lost GPU: hardware) outranks its generic signature's
+    boolean statusSuspect =
+        c.suspect != null
+            && sig != null
+            && Signature.FROM_LIBRARY_STATUS.equals(sig.incidentClass());
+    if (sig != null && sig.suspect() != null && !statusSuspect) {
       suspect = sig.suspect();
     }
     if (sig != null && sig.severity() != null) {

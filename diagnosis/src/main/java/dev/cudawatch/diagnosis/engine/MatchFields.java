@@ -2,6 +2,8 @@ package dev.cudawatch.diagnosis.engine;
 
 import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.CudaErrorTable;
+import dev.cudawatch.diagnosis.catalog.LibraryStatus;
+import dev.cudawatch.diagnosis.catalog.LibraryStatusTable;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -13,14 +15,24 @@ import java.util.Optional;
  * completed from whichever of its name, number or message the line stated.
  */
 final class MatchFields {
-  private final CudaErrorTable cudaErrors;
+  /** The fields that name a library status, with the library they belong to. */
+  private static final Map<String, String> NAME_FIELDS =
+      Map.of(
+          "library_status", "",
+          "cublas_status", "cublas",
+          "cudnn_status", "cudnn",
+          "nccl_error", "nccl");
 
-  MatchFields(CudaErrorTable cudaErrors) {
+  private final CudaErrorTable cudaErrors;
+  private final LibraryStatusTable libraryStatuses;
+
+  MatchFields(CudaErrorTable cudaErrors, LibraryStatusTable libraryStatuses) {
     this.cudaErrors = cudaErrors;
+    this.libraryStatuses = libraryStatuses;
   }
 
   /** Types the captured text and derives fields. */
-  static Map<String, Object> typed(Map<String, String> raw) {
+  Map<String, Object> typed(Map<String, String> raw) {
     Map<String, Object> out = new LinkedHashMap<>();
     for (var e : raw.entrySet()) {
       String k = e.getKey();
@@ -31,8 +43,19 @@ final class MatchFields {
             out.put(
                 "kernel_file", v.substring(Math.max(v.lastIndexOf('/'), v.lastIndexOf('\\')) + 1));
         case "pci" -> out.put("pci", kernelPci(v));
-        case "nccl_error_text" -> out.putIfAbsent("nccl_error", NcclResults.nameOf(v));
-        case "cublas_status_code" -> out.putIfAbsent("cublas_status", CublasStatuses.nameOf(v));
+        case "nccl_error_text" ->
+            out.putIfAbsent(
+                "nccl_error",
+                libraryStatuses.byText("nccl", v).map(LibraryStatus::name).orElse(v.strip()));
+        case "cublas_status_code" -> {
+          Long n = FieldValues.parseLong(v.strip());
+          out.putIfAbsent(
+              "cublas_status",
+              (n == null ? Optional.<LibraryStatus>empty() : libraryStatuses.byCode("cublas", n))
+                  .map(LibraryStatus::name)
+                  .orElse("CUBLAS_STATUS_" + v.strip()));
+        }
+        case "library" -> out.put("library", v.toLowerCase(Locale.ROOT));
         case "ran_for_s" -> {
           Long s = FieldValues.parseLong(v);
           if (s != null) {
@@ -52,6 +75,42 @@ final class MatchFields {
       parts[0] = parts[0].substring(parts[0].length() - 4);
     }
     return String.join(":", parts);
+  }
+
+  /**
+   * The library status the fields name, by name, or by library and number or message; completes
+   * {@code library} and {@code library_status_code} (and {@code library_status} where no library's
+   * own field names it).
+   */
+  Optional<LibraryStatus> resolveLibraryStatus(Map<String, Object> f) {
+    Object text = f.remove("library_status_text");
+    Optional<LibraryStatus> s = Optional.empty();
+    String field = null;
+    for (var e : NAME_FIELDS.entrySet()) {
+      if (f.get(e.getKey()) instanceof String name) {
+        s = libraryStatuses.byName(name);
+        if (s.isPresent()) {
+          field = e.getKey();
+          break;
+        }
+      }
+    }
+    if (s.isEmpty() && f.get("library") instanceof String lib) {
+      if (f.get("library_status_code") instanceof Long code) {
+        s = libraryStatuses.byCode(lib, code);
+      } else if (text instanceof String t) {
+        s = libraryStatuses.byText(lib, t);
+      }
+    }
+    if (s.isPresent()) {
+      LibraryStatus st = s.get();
+      f.put("library", st.library());
+      if (field == null || field.equals("library_status")) {
+        f.putIfAbsent("library_status", st.name());
+      }
+      f.putIfAbsent("library_status_code", (long) st.code());
+    }
+    return s;
   }
 
   /** Completes cuda_error_name / cuda_error_code from whichever the text stated. */

@@ -3,6 +3,7 @@ package dev.cudawatch.diagnosis.engine;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CudaError;
+import dev.cudawatch.diagnosis.catalog.LibraryStatus;
 import dev.cudawatch.diagnosis.catalog.Role;
 import dev.cudawatch.diagnosis.catalog.Signature;
 import java.time.Instant;
@@ -32,6 +33,10 @@ public final class StreamClassifier {
   private final Catalog catalog;
   private final StreamContext context;
   private final MatchFields matchFields;
+
+  /** The catalog's generic library-status signature: what it cannot name is no incident. */
+  private static final String GENERIC_LAYER = "library_status";
+
   private final Tracebacks tracebacks;
   private final IncidentRenderer renderer;
   private final ClassifierSettings settings;
@@ -56,7 +61,7 @@ public final class StreamClassifier {
             ? context
             : state.context != null ? state.context : new StreamContext(null, null, null);
     this.mask = new long[catalog.keywords().maskWords()];
-    this.matchFields = new MatchFields(catalog.cudaErrors());
+    this.matchFields = new MatchFields(catalog.cudaErrors(), catalog.libraryStatuses());
     this.tracebacks = new Tracebacks(state, settings.frameWindowLines());
     this.renderer = new IncidentRenderer(catalog, advisor, this.context);
   }
@@ -132,8 +137,13 @@ public final class StreamClassifier {
   private boolean handle(
       Signature sig, Map<String, String> rawFields, PreparedLine line, LineMeta meta, long n) {
     String text = line.text();
-    Map<String, Object> fields = MatchFields.typed(rawFields);
+    Map<String, Object> fields = matchFields.typed(rawFields);
     Optional<CudaError> cudaError = matchFields.resolveCudaError(fields);
+    boolean libraryNamed = fields.containsKey("library");
+    Optional<LibraryStatus> libraryStatus = matchFields.resolveLibraryStatus(fields);
+    if (libraryNamed && libraryStatus.isEmpty() && GENERIC_LAYER.equals(sig.id())) {
+      return false; // a library's number or message the tables do not know names nothing
+    }
     Attribution.apply(fields, line.normalized.rank(), meta);
     String exceptionType = line.exceptionType();
     if (exceptionType != null) {
@@ -187,6 +197,9 @@ public final class StreamClassifier {
     String cls = sig.incidentClass();
     if (Signature.FROM_CUDA_ERROR.equals(cls)) {
       cls = cudaError.map(CudaError::incidentClass).orElse("cuda_error");
+    }
+    if (Signature.FROM_LIBRARY_STATUS.equals(cls)) {
+      cls = libraryStatus.map(LibraryStatus::incidentClass).orElse("cuda_library_error");
     }
     boolean episodeLive = st.rootId != null && n - st.lastFailureLine <= settings.episodeGapLines();
     if (sig.role() == Role.CONSEQUENCE && !episodeLive) {
@@ -250,6 +263,9 @@ public final class StreamClassifier {
           inc.suspect = e.suspect();
           inc.severity = e.severity();
         });
+    if (Signature.FROM_LIBRARY_STATUS.equals(sig.incidentClass())) {
+      libraryStatus.ifPresent(s -> inc.suspect = s.suspect());
+    }
     inc.addExcerpt(text);
     tracebacks.addUserFrame(inc);
     if (event) {
