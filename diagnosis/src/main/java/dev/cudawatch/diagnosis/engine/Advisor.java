@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.engine;
 
+import dev.cudawatch.diagnosis.taxonomy.AdviceLogic;
 import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.util.ArrayList;
@@ -44,6 +45,9 @@ public final class Advisor {
     List<String> steps = new ArrayList<>(c.nextSteps().size());
     for (String s : c.nextSteps()) {
       steps.add(SummaryTemplate.render(s, f));
+    }
+    if (c.advice() == AdviceLogic.OOM) {
+      steps.addAll(OomAdvice.frameworkSteps(f));
     }
     String why = c.explanation() == null ? "" : SummaryTemplate.render(c.explanation(), f);
     return new Advice(why, List.copyOf(steps));

@@ -54,7 +54,8 @@ class OomAdviceTest {
                 "total_capacity_bytes", 80 * GIB,
                 "free_bytes", GIB,
                 "process_in_use_bytes", 79 * GIB,
-                "allocated_bytes", 75 * GIB));
+                "allocated_bytes", 75 * GIB,
+                "framework", "pytorch"));
     assertTrue(
         a.explanation().startsWith("The framework itself holds 75.00 GiB of 80.00 GiB"),
         a.explanation());
@@ -65,5 +66,26 @@ class OomAdviceTest {
   void withoutTellingFiguresTheClassAdviceApplies() {
     assertNull(oom.advise(Map.of("tried_to_allocate_bytes", 2 * GIB)));
     assertNull(oom.advise(Map.of()));
+  }
+
+  @Test
+  void theFrameworkThatPrintedTheErrorGetsItsOwnNextSteps() {
+    assertEquals(
+        java.util.List.of(OomAdvice.MEMORY_SUMMARY),
+        OomAdvice.frameworkSteps(Map.of("framework", "pytorch")));
+    // a JAX or llama.cpp OOM is never told to print torch.cuda.memory_summary()
+    for (String fw : new String[] {"jax", "llama.cpp", "onnxruntime", "tensorrt", "paddle"}) {
+      assertTrue(
+          OomAdvice.frameworkSteps(Map.of("framework", fw)).stream()
+              .noneMatch(s -> s.contains("torch")),
+          fw);
+    }
+    assertTrue(
+        OomAdvice.frameworkSteps(Map.of("framework", "llama.cpp"))
+            .get(0)
+            .contains("--n-gpu-layers"));
+    assertTrue(
+        OomAdvice.frameworkSteps(Map.of("framework", "jax")).get(0).contains("BufferAssignment"));
+    assertTrue(OomAdvice.frameworkSteps(Map.of()).get(0).contains("nvidia-smi"));
   }
 }
