@@ -45,6 +45,9 @@ final class QuotedText {
     while (i < line.length() && (line.charAt(i) == ' ' || line.charAt(i) == '\t')) {
       i++;
     }
-    return line.startsWith("//", i) || line.startsWith("/*", i) || line.startsWith("* ", i);
+    return line.startsWith("//", i)
+        || line.startsWith("/*", i)
+        || line.startsWith("* ", i)
+        || (line.startsWith("| ", i) && line.indexOf("` |") > 0);
   }
 }
