@@ -200,7 +200,8 @@ public final class ClassifyCommand implements Callable<Integer> {
               report.file(file, incidents);
               if (job != null) {
                 ofJob.put(file, incidents);
-              } else if (JobVerdicts.severalRanks(incidents)) {
+              } else if (!json && JobVerdicts.severalRanks(incidents)) {
+                // the readable report only: --json keeps one object per incident unless --job
                 report.job(file, JobVerdicts.of(incidents), incidents.size());
               }
               failed[0] |= failOn != null && incidents.stream().anyMatch(i -> atOrAboveFailOn(i));
