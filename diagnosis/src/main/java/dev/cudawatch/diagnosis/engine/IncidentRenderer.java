@@ -2,6 +2,7 @@ package dev.cudawatch.diagnosis.engine;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.Signature;
 import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.XidRole;
@@ -11,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Renders a settled incident for people: severity and suspect (the signature's, the CUDA error's,
@@ -21,10 +24,33 @@ final class IncidentRenderer {
   private final Advisor advisor;
   private final StreamContext context;
 
+  private static final String NCCL_ERROR = "nccl_error";
+  private static final Pattern CUDA_FAILURE = Pattern.compile("Cuda failure (\\d{1,4})\\b");
+
   IncidentRenderer(Catalog catalog, Advisor advisor, StreamContext context) {
     this.catalog = catalog;
     this.advisor = advisor;
     this.context = context;
+  }
+
+  /** The CUDA error a NCCL failure's last error names, when it has a class of its own. */
+  private CudaError cudaFailureUnder(Map<String, Object> fields) {
+    Object last = fields.get("last_error");
+    if (last == null) {
+      return null;
+    }
+    Matcher m = CUDA_FAILURE.matcher(last.toString());
+    if (!m.find()) {
+      return null;
+    }
+    return catalog
+        .cudaErrors()
+        .byCode(Integer.parseInt(m.group(1)))
+        // the job's own fault (an illegal access, an OOM); an environment's (no fabric
+        // manager, a driver mismatch) stays NCCL's to report
+        .filter(e -> !"cuda_error".equals(e.incidentClass()))
+        .filter(e -> "application".equals(catalog.taxonomy().get(e.incidentClass()).suspect()))
+        .orElse(null);
   }
 
   Incident render(OpenIncident c, Instant now) {
@@ -56,7 +82,28 @@ final class IncidentRenderer {
     if (sig != null && sig.severity() != null) {
       severity = sig.severity();
     }
-    IncidentClass klass = catalog.taxonomy().get(c.incidentClass);
+    String cls = c.incidentClass;
+    // NCCL's "unhandled cuda error" names the CUDA failure under it ("Cuda failure 700 'an illegal
+    // memory access was encountered'"): that failure is what happened, NCCL only carried it
+    CudaError under = NCCL_ERROR.equals(cls) ? cudaFailureUnder(fields) : null;
+    if (under != null) {
+      cls = under.incidentClass();
+      IncidentClass to = catalog.taxonomy().get(cls);
+      // NCCL's own fields stay only where the class declares them; the CUDA error says the rest
+      fields
+          .keySet()
+          .removeIf(
+              k ->
+                  !catalog.taxonomy().commonFields().contains(k)
+                      && !to.fields().contains(k)
+                      && !k.equals("host")
+                      && !k.equals("job"));
+      fields.putIfAbsent("cuda_error_name", under.name());
+      fields.putIfAbsent("cuda_error_code", (long) under.code());
+      suspect = under.suspect() != null ? under.suspect() : suspect;
+      severity = under.severity() != null ? under.severity() : null;
+    }
+    IncidentClass klass = catalog.taxonomy().get(cls);
     if (klass.xidCorrelation() == XidRole.XID && fields.get("xid") instanceof Long x) {
       var e = catalog.taxonomy().xid(x.intValue());
       if (e.isPresent()) {
@@ -66,7 +113,7 @@ final class IncidentRenderer {
         }
       }
     }
-    Advice advice = advisor.advise(c.incidentClass, fields);
+    Advice advice = advisor.advise(cls, fields);
     String template = sig != null ? sig.summary() : null;
     String summary = template != null ? SummaryTemplate.render(template, fields) : klass.title();
     if (klass.kernelLineQuoted()) {
@@ -91,7 +138,7 @@ final class IncidentRenderer {
               + "): fix that one first. "
               + explanation;
     }
-    return Incident.builder(c.id, c.incidentClass)
+    return Incident.builder(c.id, cls)
         .root(c.root, c.rootId)
         .count(c.count)
         .severity(severity != null ? severity : klass.severity())

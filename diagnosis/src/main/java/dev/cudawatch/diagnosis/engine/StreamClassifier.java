@@ -30,6 +30,8 @@ import java.util.function.Predicate;
  * renders a settled incident with its advice.
  */
 public final class StreamClassifier {
+  private static final java.util.Set<String> CONSEQUENCES =
+      dev.cudawatch.diagnosis.taxonomy.Taxonomy.builtIn().consequenceClasses();
   private final Catalog catalog;
   private final StreamContext context;
   private final MatchFields matchFields;
@@ -271,7 +273,21 @@ public final class StreamClassifier {
     if (event) {
       inc.root = true;
     } else {
-      if (episodeLive) {
+      OpenIncident promoted = episodeLive ? consequenceRoot(cls) : null;
+      if (promoted != null) {
+        // processes share the stream: a NCCL error seen first is what another rank's real fault
+        // did to this one; while it is still open, the fault takes its place as the root
+        inc.root = true;
+        String old = st.rootId;
+        st.rootId = inc.id;
+        st.rootClass = cls;
+        for (OpenIncident o : st.open) {
+          if (o == promoted || old.equals(o.rootId)) {
+            o.root = false;
+            o.rootId = inc.id;
+          }
+        }
+      } else if (episodeLive) {
         inc.root = false;
         inc.rootId = st.rootId;
       } else {
@@ -283,6 +299,22 @@ public final class StreamClassifier {
     }
     st.open.add(inc);
     return true;
+  }
+
+  /**
+   * The episode's root, when it is still open, of a class that is what a rank reports when another
+   * failed (taxonomy.yaml's {@code job_role: consequence}) while {@code cls} is not.
+   */
+  private OpenIncident consequenceRoot(String cls) {
+    if (CONSEQUENCES.contains(cls)) {
+      return null;
+    }
+    for (OpenIncident o : st.open) {
+      if (o.id.equals(st.rootId) && o.root && CONSEQUENCES.contains(o.incidentClass)) {
+        return o;
+      }
+    }
+    return null;
   }
 
   /** The field of a quoted kernel line's incident that names the class the kernel's would have. */
