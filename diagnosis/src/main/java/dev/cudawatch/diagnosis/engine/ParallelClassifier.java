@@ -283,13 +283,20 @@ public final class ParallelClassifier implements AutoCloseable {
       throws IOException {
     FileChannel ch = job.channel;
     String first;
+    String firstText; // an nvidia-smi -q report starts with a blank line
     try (LineReader lr =
         new LineReader(new ChunkScanner.Positional(ch, 0), LineNormalizer.MAX_LINE_CHARS)) {
       first = lr.next();
+      firstText = first;
+      for (int i = 0; firstText != null && firstText.isBlank() && i < 8; i++) {
+        firstText = lr.next();
+      }
     }
-    if (first != null
-        && NvidiaSmiCsv.isHeader(first)
-        && NvidiaSmiCsv.fromHeader(first, clock.getZone()).isPresent()) {
+    // whole files, read as the offline classifier reads them: a memory CSV, an nvidia-smi -q report
+    if ((first != null
+            && NvidiaSmiCsv.isHeader(first)
+            && NvidiaSmiCsv.fromHeader(first, clock.getZone()).isPresent())
+        || (firstText != null && NvidiaSmiReport.isHeader(firstText))) {
       return offline().classify(new ChunkScanner.Positional(ch, 0), job.name, progress);
     }
     StreamClassifier sc =
