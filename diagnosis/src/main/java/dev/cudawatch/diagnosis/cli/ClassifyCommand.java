@@ -32,13 +32,16 @@ import picocli.CommandLine.Parameters;
     description = {
       "Diagnose CUDA, PyTorch, NCCL and GPU-driver failures in log files.",
       "Reads each FILE ('-' for stdin) and reports its incidents: the root cause first, what it means and what to do next.",
-      "An nvidia-smi --query-gpu CSV with memory.used and memory.total is checked for memory leaks."
+      "An nvidia-smi --query-gpu CSV with memory.used and memory.total is checked for memory leaks.",
+      "gzip and zstd files (rotated logs) are read decompressed, whatever their name; a binary file"
+          + " (core dump, checkpoint, tarball) is skipped with an error."
     },
     exitCodeListHeading = "%nExit status:%n",
     exitCodeList = {
       "0:every file was read (and, with --fail-on, no incident at or above it)",
       "1:with --fail-on SEVERITY: an incident at or above SEVERITY was found",
-      "2:a file could not be read, or the catalog is invalid"
+      "2:a file could not be read (missing, binary, corrupt compressed data), or the catalog is"
+          + " invalid"
     })
 public final class ClassifyCommand implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
@@ -195,8 +198,10 @@ public final class ClassifyCommand implements Callable<Integer> {
 
             @Override
             public void done(String file, List<Incident> incidents) {
-              progress.done();
-              progress = null;
+              if (progress != null) { // null when a corrupt file failed before it started
+                progress.done();
+                progress = null;
+              }
               report.file(file, incidents);
               if (job != null) {
                 ofJob.put(file, incidents);

@@ -59,10 +59,19 @@ public final class OfflineClassifier {
     List<Incident> out = new ArrayList<>();
     try (LineReader reader = new LineReader(in, LineNormalizer.MAX_LINE_CHARS)) {
       String first = reader.next();
+      // nvidia-smi -q starts with a blank line before its header
+      List<String> blank = new ArrayList<>();
+      while (first != null && first.isBlank() && blank.size() < 8) {
+        blank.add(first);
+        first = reader.next();
+      }
       if (first == null) {
         return out;
       }
-      if (NvidiaSmiCsv.isHeader(first)) {
+      if (NvidiaSmiReport.isHeader(first)) {
+        return report(reader, blank.size() + 1, source);
+      }
+      if (blank.isEmpty() && NvidiaSmiCsv.isHeader(first)) {
         Optional<NvidiaSmiCsv> csv = NvidiaSmiCsv.fromHeader(first, clock.getZone());
         if (csv.isPresent()) {
           return trends(reader, csv.get(), source);
@@ -71,6 +80,9 @@ public final class OfflineClassifier {
       StreamClassifier sc =
           new StreamClassifier(
               catalog, advisor, new StreamContext(null, null, source), settings, new StreamState());
+      for (String line : blank) {
+        out.addAll(sc.accept(line, null, clock.instant()));
+      }
       long n = 0;
       for (String line = first; line != null; line = reader.next()) {
         out.addAll(sc.accept(line, null, clock.instant()));
@@ -82,6 +94,17 @@ public final class OfflineClassifier {
     }
     out.sort(Comparator.comparingLong(Incident::line));
     return out;
+  }
+
+  /** An nvidia-smi -q report: its GPUs' ECC, retired-page and row-remapping health. */
+  private List<Incident> report(LineReader reader, long headerLine, String source)
+      throws IOException {
+    NvidiaSmiReport report = new NvidiaSmiReport(advisor, source, clock.instant());
+    long n = headerLine;
+    for (String line = reader.next(); line != null; line = reader.next()) {
+      report.accept(line, ++n);
+    }
+    return report.finish();
   }
 
   private List<Incident> trends(LineReader reader, NvidiaSmiCsv csv, String source)

@@ -223,7 +223,7 @@ public final class ParallelClassifier implements AutoCloseable {
       try {
         if (job.stdin) {
           LongConsumer progress = listener.started(job.name, -1);
-          listener.done(job.name, offline().classify(stdin, job.name, progress));
+          listener.done(job.name, classify(LogInput.of(stdin), job.name, offline(), progress));
         } else if (pool == null) {
           listener.done(job.name, inTurn(job.name, listener));
         } else if (job.chunks == 0) {
@@ -235,6 +235,12 @@ public final class ParallelClassifier implements AutoCloseable {
           listener.done(
               job.name, grouped(job, window, progress, s -> listener.settled(job.name, s)));
         }
+      } catch (CorruptLogException e) {
+        // what was read before the bad data is reported, then the error
+        if (!e.incidents().isEmpty()) {
+          listener.done(job.name, e.incidents());
+        }
+        listener.failed(job.name, e);
       } catch (IOException | RuntimeException e) {
         listener.failed(job.name, e);
       } finally {
@@ -247,9 +253,27 @@ public final class ParallelClassifier implements AutoCloseable {
   /** The single-threaded path: one file read in turn, as before there was a pool. */
   private List<Incident> inTurn(String name, Listener listener) throws IOException {
     Path path = Path.of(name);
-    try (InputStream in = Files.newInputStream(path)) {
+    try (LogInput in = LogInput.open(path)) {
       LongConsumer progress = listener.started(name, Files.size(path));
-      return offline().classify(in, name, progress);
+      return classify(in, name, offline(), progress);
+    }
+  }
+
+  /**
+   * Classifies a whole input; a compressed one's progress counts the file's (compressed) bytes, so
+   * it ends at the file's size.
+   */
+  private static List<Incident> classify(
+      LogInput in, String name, OfflineClassifier classifier, LongConsumer progress)
+      throws IOException {
+    try (in) {
+      LongConsumer p =
+          progress == null || in.format() == LogInput.Format.PLAIN
+              ? progress
+              : chars -> progress.accept(in.bytesRead());
+      List<Incident> incidents = classifier.classify(in.text(), name, p);
+      in.failIfCorrupt(incidents);
+      return incidents;
     }
   }
 
@@ -259,13 +283,20 @@ public final class ParallelClassifier implements AutoCloseable {
       throws IOException {
     FileChannel ch = job.channel;
     String first;
+    String firstText; // an nvidia-smi -q report starts with a blank line
     try (LineReader lr =
         new LineReader(new ChunkScanner.Positional(ch, 0), LineNormalizer.MAX_LINE_CHARS)) {
       first = lr.next();
+      firstText = first;
+      for (int i = 0; firstText != null && firstText.isBlank() && i < 8; i++) {
+        firstText = lr.next();
+      }
     }
-    if (first != null
-        && NvidiaSmiCsv.isHeader(first)
-        && NvidiaSmiCsv.fromHeader(first, clock.getZone()).isPresent()) {
+    // whole files, read as the offline classifier reads them: a memory CSV, an nvidia-smi -q report
+    if ((first != null
+            && NvidiaSmiCsv.isHeader(first)
+            && NvidiaSmiCsv.fromHeader(first, clock.getZone()).isPresent())
+        || (firstText != null && NvidiaSmiReport.isHeader(firstText))) {
       return offline().classify(new ChunkScanner.Positional(ch, 0), job.name, progress);
     }
     StreamClassifier sc =
@@ -384,7 +415,8 @@ public final class ParallelClassifier implements AutoCloseable {
       try {
         if (Files.isRegularFile(path)) {
           size = Files.size(path);
-          if (size > chunkBytes) {
+          // chunks are read at offsets: a compressed file has none, a binary one is refused whole
+          if (size > chunkBytes && !LogInput.needsStream(path)) {
             channel = FileChannel.open(path, StandardOpenOption.READ);
             chunks = (int) ((size + chunkBytes - 1) / chunkBytes);
           }
@@ -428,9 +460,7 @@ public final class ParallelClassifier implements AutoCloseable {
   }
 
   private List<Incident> classifyWhole(String name) throws IOException {
-    try (InputStream in = Files.newInputStream(Path.of(name))) {
-      return offlines.get().classify(in, name, null);
-    }
+    return classify(LogInput.open(Path.of(name)), name, offlines.get(), null);
   }
 
   /**

@@ -78,6 +78,8 @@ class ClassifyCommandTest {
     byte[] junk = new byte[3 << 20];
     new Random(7).nextBytes(junk);
     try (OutputStream o = Files.newOutputStream(f)) {
+      // a log first: a file that starts binary is refused (CompressedLogsTest)
+      o.write("step 1 loss 0.5\n".repeat(100).getBytes(StandardCharsets.US_ASCII));
       o.write(junk);
       o.write(
           "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
