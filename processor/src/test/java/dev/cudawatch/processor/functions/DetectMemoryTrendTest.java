@@ -71,7 +71,7 @@ class DetectMemoryTrendTest {
       h.processElement2(oom(40_000, Map.of("gpu", 0L, "tried_to_allocate_bytes", 2 * MIB)), 40);
       Incident i = h.extractOutputValues().get(0);
       assertEquals("steady_leak", i.fields().get("memory_before"));
-      assertEquals(50 * MIB, ((Long) i.fields().get("growth_bytes_per_second")), MIB);
+      assertEquals(50 * MIB, ((Long) i.fields().get("memory_growth_bytes_per_second")), MIB);
       assertTrue(i.nextSteps().get(0).contains("steady leak"), i.nextSteps().get(0));
       assertEquals("the catalog's step", i.nextSteps().get(1));
     }
