@@ -64,8 +64,9 @@ public final class ClassifyCommand implements Callable<Integer> {
       names = "--gpu-samples",
       paramLabel = "CSV",
       description =
-          "the node's GPU memory samples (nvidia-smi --query-gpu=timestamp,index,memory.used,"
-              + "memory.total, with or without header, in this machine's time zone): each OOM gets"
+          "the node's GPU memory samples (nvidia-smi --query-gpu with timestamp, index,"
+              + " memory.used and memory.total, with or without a header, times in this machine's"
+              + " zone): each OOM gets"
               + " memory_before (steady_leak, sudden_spike, fragmentation or steady_high) with its"
               + " evidence, from its GPU's samples of the 30 minutes before it; a log without"
               + " times places its OOM where its GPU's memory was last released")
