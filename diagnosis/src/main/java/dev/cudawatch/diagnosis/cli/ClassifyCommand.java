@@ -9,6 +9,8 @@ import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CatalogException;
 import dev.cudawatch.diagnosis.engine.ParallelClassifier;
 import dev.cudawatch.diagnosis.jobs.JobVerdicts;
+import dev.cudawatch.diagnosis.trend.GpuSamplesJoin;
+import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +36,8 @@ import picocli.CommandLine.Parameters;
       "Reads each FILE ('-' for stdin) and reports its incidents: the root cause first, what it means and what to do next.",
       "An nvidia-smi --query-gpu CSV with memory.used and memory.total is checked for memory leaks.",
       "gzip and zstd files (rotated logs) are read decompressed, whatever their name; a binary file"
-          + " (core dump, checkpoint, tarball) is skipped with an error."
+          + " (core dump, checkpoint, tarball) is skipped with an error.",
+      "With --gpu-samples, each out-of-memory error also says what its GPU's memory did before it."
     },
     exitCodeListHeading = "%nExit status:%n",
     exitCodeList = {
@@ -59,6 +62,18 @@ public final class ClassifyCommand implements Callable<Integer> {
           "the files are one job's (its ranks' logs, the node's kernel log): report one root cause"
               + " for the job, with the culprit rank, host and GPU and the evidence")
   String job;
+
+  @Option(
+      names = "--gpu-samples",
+      paramLabel = "CSV",
+      description =
+          "the node's GPU memory samples (nvidia-smi --query-gpu with timestamp, index,"
+              + " memory.used and memory.total, with or without a header, times in this machine's"
+              + " zone): each OOM gets"
+              + " memory_before (steady_leak, sudden_spike, fragmentation or steady_high) with its"
+              + " evidence, from its GPU's samples of the 30 minutes before it; a log without"
+              + " times places its OOM where its GPU's memory was last released")
+  Path gpuSamples;
 
   @Option(names = "--json", description = "one JSON object per incident per line")
   boolean json;
@@ -170,6 +185,10 @@ public final class ClassifyCommand implements Callable<Integer> {
       err.println("cudawatch classify: --threads must be at least 1");
       return 2;
     }
+    if (gpuSamples != null && !java.nio.file.Files.isReadable(gpuSamples)) {
+      err.println("cudawatch classify: --gpu-samples: cannot read " + gpuSamples);
+      return 2;
+    }
     Report report = json ? new JsonReport(out) : new TextReport(out, useColor, job != null);
     Map<String, List<Incident>> ofJob = new java.util.LinkedHashMap<>();
     int[] status = {0};
@@ -193,15 +212,18 @@ public final class ClassifyCommand implements Callable<Integer> {
 
             @Override
             public void settled(String file, List<Incident> incidents) {
-              report.settled(file, incidents);
+              if (gpuSamples == null) { // with samples, OOMs change once the file is done
+                report.settled(file, incidents);
+              }
             }
 
             @Override
-            public void done(String file, List<Incident> incidents) {
+            public void done(String file, List<Incident> found) {
               if (progress != null) { // null when a corrupt file failed before it started
                 progress.done();
                 progress = null;
               }
+              List<Incident> incidents = withSamples(found, status);
               report.file(file, incidents);
               if (job != null) {
                 ofJob.put(file, incidents);
@@ -232,6 +254,38 @@ public final class ClassifyCommand implements Callable<Integer> {
     report.end();
     out.flush();
     return status[0] != 0 ? status[0] : failed[0] ? 1 : 0;
+  }
+
+  /** The OOMs joined with {@code --gpu-samples}; the incidents as they are without it. */
+  private List<Incident> withSamples(List<Incident> incidents, int[] status) {
+    if (gpuSamples == null
+        || incidents.stream().noneMatch(i -> "cuda_oom".equals(i.incidentClass()))) {
+      return incidents;
+    }
+    try (var in = java.nio.file.Files.newBufferedReader(gpuSamples, StandardCharsets.UTF_8)) {
+      var r =
+          new GpuSamplesJoin(TrendSettings.defaults(), java.time.ZoneId.systemDefault())
+              .join(incidents, in);
+      if (r.skipped() > 0) {
+        err.println(
+            "cudawatch classify: "
+                + gpuSamples
+                + ": "
+                + r.skipped()
+                + " rows skipped (not samples,"
+                + " or out of order)");
+      }
+      return r.incidents();
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      err.println(
+          "cudawatch classify: --gpu-samples: "
+              + gpuSamples
+              + ": "
+              + describe(
+                  e instanceof java.io.UncheckedIOException u ? u.getCause() : (Exception) e));
+      status[0] = 2;
+      return incidents;
+    }
   }
 
   private boolean atOrAboveFailOn(Incident i) {

@@ -14,15 +14,26 @@ import java.util.Optional;
 public final class MemoryTrendDetector implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** Samples kept for an OOM's context: about two minutes at the sampler's 500 ms. */
-  static final int HISTORY_SAMPLES = 240;
+  /** Samples kept at full resolution for an OOM's context: two minutes at the sampler's 500 ms. */
+  static final int RECENT_SAMPLES = 240;
+
+  /**
+   * Older samples, back to {@link OomHistory#LOOK_BACK_MS}, are thinned to one per this long unless
+   * memory moved by {@link #THIN_SHARE} of the card: a flat history costs little, a jump stays.
+   */
+  static final long THIN_MS = 10_000;
+
+  static final double THIN_SHARE = 0.01;
+
+  /** Hard bound on the history, whatever memory does. */
+  static final int HISTORY_SAMPLES = 600;
 
   /** A step of at least this share of the card is an allocation or a release, not growth. */
   static final double JUMP_SHARE = 0.05;
 
   private final TrendSettings settings;
   private final ArrayDeque<MemorySample> window = new ArrayDeque<>();
-  private final ArrayDeque<MemorySample> history = new ArrayDeque<>();
+  private final java.util.ArrayList<MemorySample> history = new java.util.ArrayList<>();
 
   public MemoryTrendDetector(TrendSettings settings) {
     this.settings = settings;
@@ -90,17 +101,34 @@ public final class MemoryTrendDetector implements Serializable {
     while (window.size() > settings.windowSamples()) {
       window.removeFirst();
     }
-    history.addLast(s);
-    while (history.size() > HISTORY_SAMPLES) {
-      history.removeFirst();
+    history.add(s);
+    // the sample leaving the recent part is kept only if time or memory moved since the last kept
+    int leaving = history.size() - 1 - RECENT_SAMPLES;
+    if (leaving >= 1) {
+      MemorySample kept = history.get(leaving - 1);
+      MemorySample x = history.get(leaving);
+      if (x.epochMillis() - kept.epochMillis() < THIN_MS
+          && Math.abs(x.usedBytes() - kept.usedBytes()) < THIN_SHARE * x.totalBytes()) {
+        history.remove(leaving);
+      }
     }
+    int old = 0;
+    while (old < history.size()
+        && (history.size() - old > HISTORY_SAMPLES
+            || history.get(old).epochMillis() < s.epochMillis() - OomHistory.LOOK_BACK_MS)) {
+      old++;
+    }
+    history.subList(0, old).clear();
   }
 
   public int size() {
     return window.size();
   }
 
-  /** The samples of the last couple of minutes, oldest first (more than the detection window). */
+  /**
+   * The samples of the last {@link OomHistory#LOOK_BACK_MS} (older than two minutes thinned),
+   * oldest first: more than the detection window, for an OOM's context.
+   */
   public java.util.List<MemorySample> samples() {
     return java.util.List.copyOf(history);
   }

@@ -84,7 +84,7 @@ class FieldTrialTrendTest {
                 TrendSettings.defaults())
             .orElseThrow();
     assertEquals("steady_leak", f.memoryBefore());
-    double growth = ((Number) f.fields().get("growth_bytes_per_second")).doubleValue();
+    double growth = ((Number) f.fields().get("memory_growth_bytes_per_second")).doubleValue();
     assertTrue(
         Math.abs(growth - TRUE_GROWTH) <= 0.25 * TRUE_GROWTH, "growth " + growth / MIB + " MiB/s");
   }

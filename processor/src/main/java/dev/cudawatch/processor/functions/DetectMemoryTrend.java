@@ -14,9 +14,7 @@ import dev.cudawatch.diagnosis.trend.TrendSettings;
 import dev.cudawatch.processor.records.MemorySampleCodec;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.StateTtlConfig;
@@ -31,7 +29,9 @@ import org.apache.flink.util.Collector;
  * memory is heading to full, at most once per {@code repeatAfter} for a GPU. A new job on the GPU
  * (samples that name one) starts a new trend, so the trend is also per job and rank. OOM incidents
  * of the same GPU pass through here and leave enriched with what memory did before them ({@code
- * memory_before}: steady_leak, sudden_spike, fragmentation, steady_high).
+ * memory_before}: steady_leak, sudden_spike, fragmentation, steady_high, with the evidence), from
+ * the GPU's samples of the last 30 minutes ({@link OomHistory#LOOK_BACK_MS}, thinned past two
+ * minutes), so an OOM whose line arrives after many later samples still sees what came before it.
  */
 public final class DetectMemoryTrend
     extends KeyedCoProcessFunction<String, LogRecord, Incident, Incident> {
@@ -135,22 +135,14 @@ public final class DetectMemoryTrend
 
   @Override
   public void processElement2(Incident oom, Context ctx, Collector<Incident> out) throws Exception {
-    MemoryTrendDetector d = detector();
-    Optional<OomHistory.Finding> f =
-        d == null
-            ? Optional.empty()
-            : OomHistory.describe(
-                d.samples(),
-                (oom.eventTime() != null ? oom.eventTime() : oom.detectedTime()).toEpochMilli(),
-                oom.fields(),
-                settings);
-    if (f.isEmpty()) {
+    List<MemorySample> kept = samples.value();
+    if (kept == null) {
       out.collect(oom);
       return;
     }
-    Map<String, Object> more = new LinkedHashMap<>(f.get().fields());
-    more.put("memory_before", f.get().memoryBefore());
-    out.collect(oom.withContext(more, f.get().nextStep()));
+    // the pattern and its evidence come from diagnosis, as for classify --gpu-samples
+    long at = (oom.eventTime() != null ? oom.eventTime() : oom.detectedTime()).toEpochMilli();
+    out.collect(OomHistory.enrich(oom, kept, at, settings));
   }
 
   private MemoryTrendDetector detector() throws Exception {

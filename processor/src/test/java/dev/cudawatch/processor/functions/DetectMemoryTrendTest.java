@@ -71,7 +71,7 @@ class DetectMemoryTrendTest {
       h.processElement2(oom(40_000, Map.of("gpu", 0L, "tried_to_allocate_bytes", 2 * MIB)), 40);
       Incident i = h.extractOutputValues().get(0);
       assertEquals("steady_leak", i.fields().get("memory_before"));
-      assertEquals(50 * MIB, ((Long) i.fields().get("growth_bytes_per_second")), MIB);
+      assertEquals(50 * MIB, ((Long) i.fields().get("memory_growth_bytes_per_second")), MIB);
       assertTrue(i.nextSteps().get(0).contains("steady leak"), i.nextSteps().get(0));
       assertEquals("the catalog's step", i.nextSteps().get(1));
     }
@@ -110,9 +110,48 @@ class DetectMemoryTrendTest {
       }
       h.processElement1(Records.memory(41, "job-b", row(41_000, 2_000)), 41);
       h.processElement2(oom(41_500, Map.of("gpu", 0L)), 42);
-      assertNull(
-          h.extractOutputValues().get(1).fields().get("memory_before"),
-          "job-b's single sample says nothing about job-a's leak");
+      Map<String, Object> f = h.extractOutputValues().get(1).fields();
+      assertEquals("steady_high", f.get("memory_before"), "job-b's own sample, not job-a's leak");
+      assertEquals(1L, f.get("memory_samples"), f.toString());
+      assertNull(f.get("memory_growth_bytes_per_second"), f.toString());
+    }
+  }
+
+  @Test
+  void aFlatHistoryThenOneJumpIsASpikeEvenWhenTheOomComesMinutesAfterItAndNoStateIsLeft()
+      throws Exception {
+    OperatorSubtaskState later;
+    try (var h = kryoFree()) {
+      h.open();
+      h.setStateTtlProcessingTime(0);
+      long ms = 0;
+      int n = 0;
+      for (; ms < 60_000; ms += 500) { // flat at 2 GiB, the allocator's to and fro around it
+        h.processElement1(Records.memory(ms, row(ms, 2_048 + (n % 3) * 64)), n++);
+      }
+      for (; ms < 90_000; ms += 500) { // one jump of about 42 GiB, held 30 s
+        h.processElement1(Records.memory(ms, row(ms, 45_000)), n++);
+      }
+      long oomAt = ms;
+      for (; ms < oomAt + 180_000; ms += 500) { // the card freed; the OOM's line is 3 min late
+        h.processElement1(Records.memory(ms, row(ms, 0)), n++);
+      }
+      h.processElement2(oom(oomAt, Map.of("gpu", 0L, "tried_to_allocate_bytes", 40_960 * MIB)), n);
+      Incident i = h.extractOutputValues().get(0);
+      assertEquals("sudden_spike", i.fields().get("memory_before"), i.fields().toString());
+      assertEquals(
+          (45_000 - 2_048 - 64) * MIB, (Long) i.fields().get("memory_jump_bytes"), 64 * MIB);
+      assertEquals(30.0, (Double) i.fields().get("memory_jump_seconds_before"), 0.05);
+      assertEquals(45_000 / 81_920.0, (Double) i.fields().get("memory_used_fraction"), 0.005);
+      assertTrue(i.nextSteps().get(0).contains("sudden spike"), i.nextSteps().get(0));
+      h.setStateTtlProcessingTime(Duration.ofHours(1).toMillis() + 1);
+      later = h.snapshot(1, 1);
+    }
+    try (var h = kryoFree()) {
+      h.initializeState(later);
+      h.open();
+      assertEquals(0, h.numKeyedStateEntries(), "a GPU quiet for its TTL leaves no state");
+      assertEquals(0, h.numEventTimeTimers() + h.numProcessingTimeTimers(), "and no timers");
     }
   }
 
