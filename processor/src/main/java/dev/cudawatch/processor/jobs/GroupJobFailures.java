@@ -169,7 +169,8 @@ public final class GroupJobFailures extends KeyedProcessFunction<String, Inciden
       clearAll(ctx);
       return;
     }
-    Integer rank = culprit.ranks().isEmpty() ? root.rank : culprit.ranks().get(0).intValue();
+    Integer rank =
+        culprit.ranks().isEmpty() ? root.rank : Integer.valueOf(culprit.ranks().get(0).intValue());
     String gpu = culprit.gpu();
     List<String> evidence = new ArrayList<>(culprit.evidence());
     if (culprit.gpuInferred()) {

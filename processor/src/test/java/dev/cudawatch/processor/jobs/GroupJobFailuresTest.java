@@ -165,6 +165,38 @@ class GroupJobFailuresTest {
     }
   }
 
+  /** A single process (no rank anywhere: a plain job's OOM) still makes its one record. */
+  @Test
+  void aJobWithoutRanksClosesWithItsRootAndNoRank() throws Exception {
+    try (var h = harness()) {
+      h.setProcessingTime(1000);
+      StreamClassifier c =
+          new StreamClassifier(
+              CATALOG,
+              new Advisor(CATALOG.taxonomy()),
+              new StreamContext("node-a", "train-77", "/logs/oom.log"),
+              ClassifierSettings.defaults(),
+              new StreamState());
+      List<Incident> out =
+          new ArrayList<>(
+              c.accept(
+                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                  new LineMeta("r@0", T0, null, null),
+                  T0));
+      out.addAll(c.flush(T0.plusSeconds(1)));
+      for (Incident i : out) {
+        h.processElement(i, i.eventTime().toEpochMilli());
+      }
+      h.setProcessingTime(1000 + GAP.toMillis());
+      JobFailure f = h.extractOutputValues().get(0);
+      assertEquals("cuda_oom", f.rootClass());
+      assertEquals(null, f.rank());
+      assertEquals("earlier_error", f.cause());
+      h.setProcessingTime(1000 + 2 * GAP.toMillis());
+      assertEquals(0, h.numKeyedStateEntries());
+    }
+  }
+
   @Test
   void anIdleFleetStillClosesTheFailureInProcessingTime() throws Exception {
     try (var h = harness()) {
