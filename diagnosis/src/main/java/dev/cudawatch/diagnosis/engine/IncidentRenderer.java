@@ -67,8 +67,9 @@ final class IncidentRenderer {
     if (context.host() != null) {
       fields.putIfAbsent("host", context.host());
     }
-    if (context.job() != null) {
-      fields.putIfAbsent("job", context.job());
+    String job = c.job != null ? c.job : context.job();
+    if (job != null) {
+      fields.putIfAbsent("job", job);
     }
     Signature sig = catalog.signature(c.signatureId);
     // a library status's own suspect (a lost GPU: hardware) outranks its generic signature's
@@ -149,7 +150,7 @@ final class IncidentRenderer {
         .explanation(explanation)
         .nextSteps(List.copyOf(steps))
         .host(context.host())
-        .job(context.job())
+        .job(job)
         .source(context.source())
         .line(c.firstLine)
         .firstRecordId(c.firstRecordId)

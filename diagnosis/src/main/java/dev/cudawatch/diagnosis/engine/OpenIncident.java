@@ -32,6 +32,12 @@ public final class OpenIncident implements Serializable {
 
   String severity;
 
+  /**
+   * The job of the line that opened it: one stream (a node's kernel log) carries lines of several
+   * jobs, and an incident settles while a later line's job is the stream's current one.
+   */
+  String job;
+
   /** Fields of a preamble line before the incident (NCCL version, PCI address): filled in last. */
   LinkedHashMap<String, Object> preamble;
 

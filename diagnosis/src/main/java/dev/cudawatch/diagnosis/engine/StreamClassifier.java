@@ -252,6 +252,7 @@ public final class StreamClassifier {
     inc.firstRecordId =
         meta != null && meta.recordId() != null ? meta.recordId() : context.source() + "@" + n;
     inc.eventTime = meta != null ? meta.eventTime() : null;
+    inc.job = context.job();
     inc.id = incidentId(inc.firstRecordId, cls);
     inc.fields.putAll(fields);
     if (st.preamble != null

@@ -19,9 +19,9 @@ public final class StreamStateCodec {
   /**
    * The version {@link #write} writes; {@link #read} reads this and every earlier one. 2 added the
    * stream's preamble (fields, classes, line) and whether it is inside a diff hunk, and each open
-   * incident's preamble.
+   * incident's preamble. 3 added each open incident's job (the job of the line that opened it).
    */
-  public static final int VERSION = 2;
+  public static final int VERSION = 3;
 
   private StreamStateCodec() {}
 
@@ -116,6 +116,7 @@ public final class StreamStateCodec {
     CodecIo.writeString(o.suspect, out);
     CodecIo.writeString(o.severity, out);
     CodecIo.writeValueMap(o.preamble, out);
+    CodecIo.writeString(o.job, out);
   }
 
   /** A field map in its order (the shared tagged format); null stays null. */
@@ -151,6 +152,9 @@ public final class StreamStateCodec {
     o.severity = CodecIo.readString(in);
     if (version >= 2) {
       o.preamble = readFields(in);
+    }
+    if (version >= 3) {
+      o.job = CodecIo.readString(in);
     }
     return o;
   }
