@@ -143,8 +143,12 @@ public final class CulpritAnalysis {
   }
 
   private static Culprit earlierError(List<RankEvidence> all) {
-    // a rank's own error first: the kernel's echo of it (an Xid naming an unjoined pid) has no rank
-    RankEvidence e = earliest(all, m -> m.rootClass() && m.rank() != null);
+    // a rank's own error first: the kernel's echo of it (Xid 43 as the process dies, stamped by
+    // a kernel clock that may run early) says less, and an unjoined one names no rank
+    RankEvidence e = earliest(all, m -> m.rootClass() && m.rank() != null && !m.kernelEcho());
+    if (e == null) {
+      e = earliest(all, m -> m.rootClass() && m.rank() != null);
+    }
     if (e == null) {
       e = earliest(all, RankEvidence::rootClass);
     }

@@ -2,6 +2,8 @@ package dev.cudawatch.diagnosis.jobs;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
+import dev.cudawatch.diagnosis.taxonomy.XidRole;
+import dev.cudawatch.diagnosis.taxonomy.XidVerdict;
 import java.util.Map;
 import java.util.Set;
 
@@ -14,6 +16,8 @@ import java.util.Set;
  * @param lastEnqueued the rank's last enqueued collective when its watchdog fired or dumped
  * @param exitCode a worker's exit code from the launcher's summary (negative: the signal)
  * @param peer the remote end NCCL names in a failed connection ({@code host} or address)
+ * @param kernelEcho the kernel reporting what a process did (an Xid whose verdict is the
+ *     application's: 13, 31, 43...), not a failure of its own
  */
 public record RankEvidence(
     String id,
@@ -32,11 +36,13 @@ public record RankEvidence(
     Long pid,
     Long exitCode,
     String peer,
+    boolean kernelEcho,
     String summary) {
 
   public static final String TIMEOUT = "nccl_timeout";
   public static final String WORKER_EXIT = "worker_exit";
-  private static final Set<String> CONSEQUENCES = Taxonomy.builtIn().consequenceClasses();
+  private static final Taxonomy TAXONOMY = Taxonomy.builtIn();
+  private static final Set<String> CONSEQUENCES = TAXONOMY.consequenceClasses();
 
   /** The evidence of an incident; {@code root} as the stream decided it. */
   public static RankEvidence of(Incident i) {
@@ -59,6 +65,7 @@ public record RankEvidence(
         number(f.get("pid")),
         WORKER_EXIT.equals(i.incidentClass()) ? number(f.get("exit_code")) : null,
         f.get("peer") == null ? null : String.valueOf(f.get("peer")),
+        kernelEcho(i),
         i.summary());
   }
 
@@ -81,7 +88,17 @@ public record RankEvidence(
         pid,
         exitCode,
         peer,
+        kernelEcho,
         summary);
+  }
+
+  private static boolean kernelEcho(Incident i) {
+    return TAXONOMY.classesWith(XidRole.XID).contains(i.incidentClass())
+        && i.fields().get("xid") instanceof Number x
+        && TAXONOMY
+            .xid(x.intValue())
+            .map(info -> info.verdict() == XidVerdict.APPLICATION)
+            .orElse(false);
   }
 
   private static Long number(Object o) {

@@ -117,6 +117,7 @@ class CulpritAnalysisTest {
             1317L,
             null,
             null,
+            false,
             "Xid 43");
     Culprit c =
         CulpritAnalysis.analyze(
@@ -128,6 +129,39 @@ class CulpritAnalysisTest {
     assertTrue(
         String.join("\n", c.evidence()).contains("names pid 1317, which is rank 3"),
         c.evidence().toString());
+  }
+
+  /**
+   * A real node (agent-assert-rank1): the kernel's Xid 43 for the asserting process, joined to rank
+   * 1 by its pid, is stamped before the assert line by a kernel clock that runs early; the rank's
+   * own assert is still the root, the Xid its echo.
+   */
+  @Test
+  void theKernelsEchoOfARanksFaultDoesNotTakeTheFaultsPlace() {
+    RankEvidence xid =
+        new RankEvidence(
+            "xid",
+            "gpu_xid",
+            "n",
+            1L,
+            1L,
+            "1",
+            "0000:00:07",
+            900,
+            true,
+            null,
+            null,
+            null,
+            null,
+            1010L,
+            null,
+            null,
+            true,
+            "Xid 43");
+    RankEvidence assertLine = ev("a", "device_assert", 1L, null, 1000, true, null, null, null);
+    Culprit c = CulpritAnalysis.analyze(List.of(xid, assertLine));
+    assertEquals("a", c.root().id());
+    assertEquals("1", c.gpu(), "the Xid's GPU joins the rank");
   }
 
   @Test
@@ -164,6 +198,7 @@ class CulpritAnalysisTest {
         null,
         null,
         null,
+        false,
         "timeout");
   }
 
@@ -185,6 +220,7 @@ class CulpritAnalysisTest {
         pid,
         code,
         null,
+        false,
         "exit");
   }
 
@@ -199,6 +235,7 @@ class CulpritAnalysisTest {
       Long enq,
       Long pid) {
     return new RankEvidence(
-        id, cls, "n", rank, rank, gpu, null, t, root, seq, null, enq, null, pid, null, null, cls);
+        id, cls, "n", rank, rank, gpu, null, t, root, seq, null, enq, null, pid, null, null, false,
+        cls);
   }
 }

@@ -37,6 +37,7 @@ public class JobMember {
   public Long pid;
   public Long exitCode;
   public String peer;
+  public boolean kernelEcho;
 
   public JobMember() {}
 
@@ -60,6 +61,7 @@ public class JobMember {
     m.pid = e.pid();
     m.exitCode = e.exitCode();
     m.peer = e.peer();
+    m.kernelEcho = e.kernelEcho();
     return m;
   }
 
@@ -96,6 +98,7 @@ public class JobMember {
         pid,
         exitCode,
         peer,
+        kernelEcho,
         summary);
   }
 

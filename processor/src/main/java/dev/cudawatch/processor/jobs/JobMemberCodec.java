@@ -46,6 +46,7 @@ public final class JobMemberCodec implements Codec<JobMember> {
     writeLong(m.pid, out);
     writeLong(m.exitCode, out);
     writeString(m.peer, out);
+    out.writeBoolean(m.kernelEcho);
   }
 
   private static void writeLong(Long v, DataOutput out) throws IOException {
@@ -80,6 +81,7 @@ public final class JobMemberCodec implements Codec<JobMember> {
       m.pid = readLong(in);
       m.exitCode = readLong(in);
       m.peer = readString(in);
+      m.kernelEcho = in.readBoolean();
     }
     return m;
   }
