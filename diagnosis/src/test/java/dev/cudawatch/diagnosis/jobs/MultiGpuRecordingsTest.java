@@ -31,6 +31,7 @@ class MultiGpuRecordingsTest {
     List<Row> rows = new ArrayList<>();
     int right = 0;
     int answers = 0;
+    int unknownAllowed = 0;
     List<Path> dirs;
     try (Stream<Path> s = Files.list(DIR)) {
       dirs = s.filter(d -> Files.isRegularFile(d.resolve("truth.json"))).sorted().toList();
@@ -50,7 +51,10 @@ class MultiGpuRecordingsTest {
       all.addAll(console);
       String[] got = new String[2];
       int k = 0;
+      // a Python exception is no GPU failure: its recordings' answers may be unknown
+      boolean exception = "exception".equals(truth.path("case").asText());
       for (List<Path> files : List.of(console, all)) {
+        unknownAllowed += exception ? 1 : 0;
         Culprit c = verdict(files);
         String outcome = outcome(c, want);
         assertTrue(!outcome.startsWith("wrong"), d.getFileName() + " on " + files + ": " + outcome);
@@ -91,8 +95,8 @@ class MultiGpuRecordingsTest {
     Files.createDirectories(Path.of("target"));
     Files.writeString(Path.of("target/multigpu-recordings.md"), md);
     System.out.print(md);
-    // the one failure that is no GPU failure (a Python ValueError) is the only unknown
-    assertEquals(answers - 2, right, md.toString());
+    // the failures that are no GPU failure (Python exceptions, truth case "exception") are the only unknowns
+    assertEquals(answers - unknownAllowed, right, md.toString());
   }
 
   private static Culprit verdict(List<Path> files) throws Exception {
