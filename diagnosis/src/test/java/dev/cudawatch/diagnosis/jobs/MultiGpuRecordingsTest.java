@@ -95,7 +95,8 @@ class MultiGpuRecordingsTest {
     Files.createDirectories(Path.of("target"));
     Files.writeString(Path.of("target/multigpu-recordings.md"), md);
     System.out.print(md);
-    // the failures that are no GPU failure (Python exceptions, truth case "exception") are the only unknowns
+    // the failures that are no GPU failure (Python exceptions, truth case "exception") are the only
+    // unknowns
     assertEquals(answers - unknownAllowed, right, md.toString());
   }
 
