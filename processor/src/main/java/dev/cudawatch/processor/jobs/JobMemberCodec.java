@@ -1,8 +1,10 @@
 package dev.cudawatch.processor.jobs;
 
 import static dev.cudawatch.common.io.CodecIo.readInteger;
+import static dev.cudawatch.common.io.CodecIo.readLong;
 import static dev.cudawatch.common.io.CodecIo.readString;
 import static dev.cudawatch.common.io.CodecIo.writeInteger;
+import static dev.cudawatch.common.io.CodecIo.writeLong;
 import static dev.cudawatch.common.io.CodecIo.writeString;
 
 import dev.cudawatch.processor.records.Codec;
@@ -47,17 +49,6 @@ public final class JobMemberCodec implements Codec<JobMember> {
     writeLong(m.exitCode, out);
     writeString(m.peer, out);
     out.writeBoolean(m.kernelEcho);
-  }
-
-  private static void writeLong(Long v, DataOutput out) throws IOException {
-    out.writeBoolean(v != null);
-    if (v != null) {
-      out.writeLong(v);
-    }
-  }
-
-  private static Long readLong(DataInput in) throws IOException {
-    return in.readBoolean() ? in.readLong() : null;
   }
 
   @Override
