@@ -32,13 +32,13 @@ WORKDIR /opt/cudawatch
 FROM runtime AS agent
 COPY --from=build /src/ingest/target/cudawatch-agent.jar /opt/cudawatch/
 USER cudawatch
-EXPOSE 9401
+EXPOSE 7461
 ENTRYPOINT ["java", "-XX:+UseSerialGC", "-Xmx128m", "-cp", "/opt/cudawatch/cudawatch-agent.jar", "dev.cudawatch.ingest.AgentMain"]
 
 FROM runtime AS alerts
 COPY --from=build /src/alerts/target/cudawatch-alerts.jar /opt/cudawatch/
 USER cudawatch
-EXPOSE 9400
+EXPOSE 7460
 ENTRYPOINT ["java", "-Xmx512m", "-jar", "/opt/cudawatch/cudawatch-alerts.jar"]
 
 # Everything in one JVM. Its HTTP server listens on 127.0.0.1 only (as on a laptop), so run it on
@@ -51,7 +51,7 @@ COPY samples /opt/cudawatch/samples
 RUN install -d -o cudawatch -m 0777 /var/lib/cudawatch/logs /var/lib/cudawatch/data
 USER cudawatch
 WORKDIR /var/lib/cudawatch
-EXPOSE 9400
+EXPOSE 7460
 ENTRYPOINT ["java", "-jar", "/opt/cudawatch/cudawatch-local.jar"]
 CMD ["--logs", "/var/lib/cudawatch/logs", "--data-dir", "/var/lib/cudawatch/data", "--replay", "/opt/cudawatch/samples"]
 

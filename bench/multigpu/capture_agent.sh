@@ -26,7 +26,7 @@ tarfile.open('$ROOT/.rt/rt.tar.xz').extractall('$CW')
 with lzma.open('$ROOT/.rtjar/cudawatch-agent.jar.xz') as f, open('$CW/cudawatch-agent.jar', 'wb') as g: shutil.copyfileobj(f, g)"
 fi
 JAVA=$CW/rt/bin/java JAR=$CW/cudawatch-agent.jar
-STATE=/tmp/cwagent/state RUNROOT=/tmp/cwrun PORT=9401
+STATE=/tmp/cwagent/state RUNROOT=/tmp/cwrun PORT=7461
 rm -rf /tmp/cwagent "$RUNROOT"; mkdir -p "$STATE" "$RUNROOT"; chmod 1777 "$RUNROOT"
 cat > "$OUT/agent.yaml" <<EOF
 kafka:

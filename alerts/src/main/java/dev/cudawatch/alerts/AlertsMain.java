@@ -5,6 +5,7 @@ import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.common.http.DefaultPorts;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.Callable;
@@ -31,7 +32,9 @@ public final class AlertsMain implements Callable<Integer> {
       description = "overrides kafka.bootstrap_servers")
   String bootstrap;
 
-  @Option(names = "--http-port", description = "overrides http_port (default 9400)")
+  @Option(
+      names = "--http-port",
+      description = "overrides http_port (default " + DefaultPorts.ALERTS_HTTP + ")")
   Integer port;
 
   public static void main(String[] args) {

@@ -4,6 +4,7 @@ import dev.cudawatch.alerts.handoff.NodeConditionSettings;
 import dev.cudawatch.alerts.notify.NotifySettings;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
+import dev.cudawatch.common.http.DefaultPorts;
 import java.net.URI;
 import java.util.List;
 
@@ -48,7 +49,7 @@ public record AlertsSettings(
     kafka = kafka == null ? KafkaSettings.defaults() : kafka;
     groupId = groupId == null ? "cudawatch-alerts" : groupId;
     httpHost = httpHost == null ? "127.0.0.1" : httpHost;
-    httpPort = httpPort == null ? 9400 : httpPort;
+    httpPort = httpPort == null ? DefaultPorts.ALERTS_HTTP : httpPort;
     maxIncidents = maxIncidents == null ? 10_000 : maxIncidents;
     maxAlerts = maxAlerts == null ? 10_000 : maxAlerts;
     hostLabel = hostLabel == null ? Boolean.TRUE : hostLabel;

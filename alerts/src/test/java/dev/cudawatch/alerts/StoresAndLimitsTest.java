@@ -111,7 +111,7 @@ class StoresAndLimitsTest {
   @Test
   void configRejectsUnknownKeysAndBadUrlsWithoutEchoingThem() throws Exception {
     Path f = dir.resolve("alerts.yaml");
-    Files.writeString(f, "http_port: 9400\nhttp_prot: 1\n");
+    Files.writeString(f, "http_port: 7460\nhttp_prot: 1\n");
     ConfigException e =
         assertThrows(
             ConfigException.class,
@@ -133,7 +133,7 @@ class StoresAndLimitsTest {
   @Test
   void environmentOverridesTheFile() throws Exception {
     Path f = dir.resolve("alerts.yaml");
-    Files.writeString(f, "http_port: 9400\nkafka:\n  bootstrap_servers: a:1\n");
+    Files.writeString(f, "http_port: 7460\nkafka:\n  bootstrap_servers: a:1\n");
     AlertsSettings s =
         new ConfigLoader(
                 "CUDAWATCH_ALERTS",

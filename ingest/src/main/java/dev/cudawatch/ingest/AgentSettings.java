@@ -2,6 +2,7 @@ package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
+import dev.cudawatch.common.http.DefaultPorts;
 import java.util.List;
 
 /**
@@ -91,7 +92,7 @@ public record AgentSettings(
     spoolMaxBytes = spoolMaxBytes == null ? 1L << 30 : spoolMaxBytes;
     spoolSegmentBytes = spoolSegmentBytes == null ? 64L << 20 : spoolSegmentBytes;
     httpHost = httpHost == null ? "127.0.0.1" : httpHost;
-    httpPort = httpPort == null ? 9401 : httpPort;
+    httpPort = httpPort == null ? DefaultPorts.AGENT_HTTP : httpPort;
     keepRaw = keepRaw == null ? Boolean.FALSE : keepRaw;
     closeInactiveMs = closeInactiveMs == null ? 300_000L : closeInactiveMs;
     procDir = procDir == null ? "/proc" : procDir;

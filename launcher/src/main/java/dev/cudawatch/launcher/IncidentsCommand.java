@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
+import dev.cudawatch.common.http.DefaultPorts;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -57,7 +58,7 @@ public final class IncidentsCommand implements Callable<Integer> {
   @Option(
       names = "--url",
       paramLabel = "URL",
-      defaultValue = "${env:CUDAWATCH_URL:-http://127.0.0.1:9400}",
+      defaultValue = "${env:CUDAWATCH_URL:-" + DefaultPorts.ALERTS_LOCAL_URL + "}",
       description = "the alerts service (default: $CUDAWATCH_URL, else ${DEFAULT-VALUE})")
   String url;
 

@@ -5,6 +5,7 @@ import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
+import dev.cudawatch.common.http.DefaultPorts;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,7 +51,7 @@ public final class LocalMain implements Callable<Integer> {
 
   @Option(
       names = "--http-port",
-      defaultValue = "9400",
+      defaultValue = "" + DefaultPorts.ALERTS_HTTP,
       description = "port of /metrics, /api and /healthz on 127.0.0.1 (default: ${DEFAULT-VALUE})")
   int httpPort;
 

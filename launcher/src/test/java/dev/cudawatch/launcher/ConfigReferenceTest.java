@@ -37,7 +37,7 @@ class ConfigReferenceTest {
                 + " `CUDAWATCH_ALERTS_NOTIFICATIONS__WEBHOOK_URL` |"),
         doc);
     assertTrue(
-        doc.contains("| `http_port` | integer | `9401` | `CUDAWATCH_AGENT_HTTP_PORT` |"), doc);
+        doc.contains("| `http_port` | integer | `7461` | `CUDAWATCH_AGENT_HTTP_PORT` |"), doc);
     assertTrue(doc.contains("| `inputs[].format` | string |"), doc);
     for (ConfigReference.Service s : ConfigReference.SERVICES) {
       for (String key : ConfigKeys.topLevel(s.type())) {

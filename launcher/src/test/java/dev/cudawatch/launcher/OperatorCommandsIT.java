@@ -94,7 +94,7 @@ class OperatorCommandsIT {
     Path alerts =
         write(
             "alerts.yaml",
-            "kafka:\n  bootstrap_servers: kafka:9092\n  propertes: {}\nhttp_prot: 9400\n");
+            "kafka:\n  bootstrap_servers: kafka:9092\n  propertes: {}\nhttp_prot: 7460\n");
     Path agent = write("agent.yaml", "files: [\"/var/log/*.log\"]\nhttp_port: 99999\n");
     Path processor =
         write("processor.yaml", "kafka:\n  bootstrap_servers: kafka:9092\nparallelism: many\n");

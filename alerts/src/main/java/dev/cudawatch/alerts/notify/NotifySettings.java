@@ -2,6 +2,7 @@ package dev.cudawatch.alerts.notify;
 
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.config.Validated;
+import dev.cudawatch.common.http.DefaultPorts;
 import java.util.List;
 
 /**
@@ -63,7 +64,7 @@ public record NotifySettings(
     retryMaxMs = retryMaxMs == null ? 60_000L : retryMaxMs;
     timeoutMs = timeoutMs == null ? 10_000L : timeoutMs;
     maxAlertsPerMessage = maxAlertsPerMessage == null ? 100 : maxAlertsPerMessage;
-    externalUrl = externalUrl == null ? "http://127.0.0.1:9400" : externalUrl;
+    externalUrl = externalUrl == null ? DefaultPorts.ALERTS_LOCAL_URL : externalUrl;
     outboxMaxBytes = outboxMaxBytes == null ? 64L << 20 : outboxMaxBytes;
     maxAgeMs = maxAgeMs == null ? 24 * 3_600_000L : maxAgeMs;
   }

@@ -106,7 +106,7 @@ class ApiServerIT {
 
   @Test
   void aForeignHostHeaderIsRefusedOnLoopback() throws IOException {
-    assertEquals("HTTP/1.1 421 Misdirected Request", get("/api/alerts", "evil.example:9400"));
+    assertEquals("HTTP/1.1 421 Misdirected Request", get("/api/alerts", "evil.example:7460"));
     assertEquals("HTTP/1.1 421 Misdirected Request", get("/healthz", "127.0.0.1.evil.example"));
     assertEquals("HTTP/1.1 200 OK", get("/api/alerts", "localhost:" + server.port()));
     assertEquals("HTTP/1.1 200 OK", get("/api/alerts", "[::1]:" + server.port()));

@@ -18,7 +18,7 @@ class ConfigLoaderTest {
   record Sample(KafkaSettings kafka, Integer port) implements Validated {
     Sample {
       kafka = kafka == null ? KafkaSettings.defaults() : kafka;
-      port = port == null ? 9400 : port;
+      port = port == null ? 7460 : port;
     }
 
     @Override
@@ -31,7 +31,7 @@ class ConfigLoaderTest {
   @Test
   void defaultsThenFileThenEnvironment() throws Exception {
     ConfigLoader none = new ConfigLoader("APP", Map.of());
-    assertEquals(9400, none.load(null, Sample.class).port());
+    assertEquals(7460, none.load(null, Sample.class).port());
     Path f = dir.resolve("c.yaml");
     Files.writeString(
         f,

@@ -107,7 +107,7 @@ class ComposeFileTest {
         assertTrue(seen.add(parts[1]), "host port " + parts[1] + " published twice");
       }
     }
-    assertEquals(Set.of("8081", "9400", "9090", "9093", "3000"), seen);
+    assertEquals(Set.of("8081", "7460", "9090", "9093", "3000"), seen);
   }
 
   @Test

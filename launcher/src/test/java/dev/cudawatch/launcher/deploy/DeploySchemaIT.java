@@ -131,7 +131,7 @@ class DeploySchemaIT {
         case "Deployment" ->
             ((ObjectNode) c.at("/spec/template/spec/containers/0/ports/0"))
                 .put("containerPort", "http");
-        case "ServiceMonitor" -> ((ObjectNode) c.at("/spec/endpoints/0")).put("port", 9400);
+        case "ServiceMonitor" -> ((ObjectNode) c.at("/spec/endpoints/0")).put("port", 7460);
         case "FlinkDeployment" -> ((ObjectNode) c.at("/spec/job")).put("upgradeMode", "whenever");
         default -> {
           continue;
