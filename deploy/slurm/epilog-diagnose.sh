@@ -9,7 +9,7 @@ set -u
 conf="$(dirname "$0")/cudawatch-slurm.env"
 # shellcheck disable=SC1090
 [[ -r "$conf" ]] && . "$conf"
-cudawatch=${CUDAWATCH_BIN:-/opt/cudawatch/bin/cudawatch}
+cudawatch=${CUDAWATCH_BIN:-/usr/bin/cudawatch}
 logs="${CUDAWATCH_LOG_ROOT:-/var/log/training}/${SLURM_JOB_ID:-none}"
 notes=${CUDAWATCH_DIAGNOSES:-/var/log/cudawatch/slurm-diagnoses.log}
 shopt -s nullglob
