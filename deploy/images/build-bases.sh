@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes, from Debian packages and Maven Central artifacts, the base images that stand in for the
 # official ones where no image registry is reachable (CI, air-gapped sites). Idempotent: an image
-# that exists is kept (pass --rebuild to make them all again).
+# that exists is kept unless its sources here changed (a label holds their hash; --rebuild makes
+# them all again).
 #
 #   deploy/images/build-bases.sh [--rebuild] RELEASE.tar.gz
 #
@@ -36,7 +37,21 @@ argparse4j_version=0.7.0
 work="$(mktemp -d /tmp/cudawatch-bases.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-exists() { ! $rebuild && podman image exists "$1"; }
+# exists NAME [SOURCE-DIR]: the image is there, made from these sources
+exists() {
+  ! $rebuild && podman image exists "$1" &&
+    [[ "$(podman image inspect --format '{{index .Labels "cudawatch.sources"}}' "$1")" == "$(sources "${2:-}")" ]]
+}
+sources() { # the hash of this script and of a directory's files
+  cat "${BASH_SOURCE[0]}" ${1:+"$here/$1"/*} | sha256sum | cut -c1-16
+}
+# build NAME DIR CONTEXT [ARGS...]: podman build of DIR/Containerfile, labelled with its sources' hash
+build() {
+  local name="$1" dir="$2" context="$3"
+  shift 3
+  podman build --quiet --label "cudawatch.sources=$(sources "$dir")" "$@" -t "$name" \
+    -f "$here/$dir/Containerfile" "$context" >/dev/null
+}
 say() { echo "build-bases: $*" >&2; }
 
 # rootfs NAME PACKAGES...: a minbase Debian with bash, busybox's wget and CA certificates, imported
@@ -50,7 +65,8 @@ rootfs() {
     --customize-hook='ln -sf /bin/busybox "$1/usr/bin/wget"' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/usr/share/doc/* "$1"/usr/share/man/*' \
     "$suite" "$work/rootfs.tar" $mirror
-  podman import --quiet --change 'CMD ["/bin/bash"]' "$work/rootfs.tar" "$name" >/dev/null
+  podman import --quiet --change 'CMD ["/bin/bash"]' --change "LABEL cudawatch.sources=$(sources)" \
+    "$work/rootfs.tar" "$name" >/dev/null
   rm -f "$work/rootfs.tar"
 }
 
@@ -65,7 +81,7 @@ mv "$work"/cudawatch-*/runtime "$ctx/runtime"
 mv "$work"/cudawatch-*/lib/cudawatch-local.jar "$ctx/cudawatch-local.jar"
 
 kafka="$prefix/kafka:$kafka_version"
-if ! exists "$kafka"; then
+if ! exists "$kafka" kafka; then
   say "$kafka"
   # kafka-topics.sh is Kafka's own TopicCommand, in kafka-tools (not in the local jar)
   mkdir -p "$ctx/tools"
@@ -73,35 +89,34 @@ if ! exists "$kafka"; then
     "$repo/mvnw" -q -B -f "$repo/pom.xml" -N dependency:copy -Dartifact="$a" -DoutputDirectory="$ctx/tools" >&2
   done
   cp "$here"/kafka/* "$ctx/"
-  podman build --quiet --build-arg BASE="$debian" -t "$kafka" -f "$here/kafka/Containerfile" "$ctx" >/dev/null
+  build "$kafka" kafka "$ctx" --build-arg BASE="$debian"
 fi
 
 flink="$prefix/flink:2.2.1-java17"
-if ! exists "$flink"; then
+if ! exists "$flink" flink; then
   say "$flink"
   # the distribution's plugins/metrics-prometheus (deploy/flink/config.yaml turns its reporter on)
   "$repo/mvnw" -q -B -f "$repo/pom.xml" -N dependency:copy -Dartifact="org.apache.flink:flink-metrics-prometheus:2.2.1" \
     -DoutputDirectory="$ctx/plugins/metrics-prometheus" >&2
   cp "$here"/flink/* "$ctx/"
-  podman build --quiet --build-arg BASE="$debian" -t "$flink" -f "$here/flink/Containerfile" "$ctx" >/dev/null
+  build "$flink" flink "$ctx" --build-arg BASE="$debian"
 fi
 
 echo_image="$prefix/http-echo:1"
-if ! exists "$echo_image"; then
+if ! exists "$echo_image" echo; then
   say "$echo_image"
   javac --release 17 -d "$ctx/echo" "$here/echo/HttpEcho.java"
-  podman build --quiet --build-arg BASE="$debian" -t "$echo_image" -f "$here/echo/Containerfile" "$ctx" >/dev/null
+  build "$echo_image" echo "$ctx" --build-arg BASE="$debian"
 fi
 
 prom_root="$prefix/debian-prometheus:$suite"
 prometheus="$prefix/prometheus:$suite"
 alertmanager="$prefix/alertmanager:$suite"
-if ! exists "$prometheus" || ! exists "$alertmanager"; then
+if ! exists "$prometheus" prometheus || ! exists "$alertmanager" prometheus; then
   exists "$prom_root" || rootfs "$prom_root" prometheus prometheus-alertmanager
   for target in prometheus alertmanager; do
     say "$prefix/$target:$suite"
-    podman build --quiet --build-arg BASE="$prom_root" --target "$target" -t "$prefix/$target:$suite" \
-      -f "$here/prometheus/Containerfile" "$here/prometheus" >/dev/null
+    build "$prefix/$target:$suite" prometheus "$here/prometheus" --build-arg BASE="$prom_root" --target "$target"
   done
 fi
 say "bases ready: $(podman images --format '{{.Repository}}:{{.Tag}}' | grep -c "^$prefix/") images under $prefix"
