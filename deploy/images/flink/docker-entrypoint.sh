@@ -39,7 +39,7 @@ start() { # GET_JM_RESOURCE_PARAMS|GET_TM_RESOURCE_PARAMS MAIN
   res="$(resources "$1")"
   [[ -n "$res" ]] || { echo "docker-entrypoint: cannot compute Flink's memory from $conf/config.yaml" >&2; exit 1; }
   # shellcheck disable=SC2046
-  FLINK_JVM_OPTS="$(head -1 <<<"$res") ${FLINK_ENV_JAVA_OPTS:-}" exec "${as_flink[@]}" /opt/flink/bin/flink-class \
+  FLINK_JVM_OPTS="$(head -1 <<<"$res")" exec "${as_flink[@]}" /opt/flink/bin/flink-class \
     "$2" --configDir "$conf" "${dynamic[@]}" $(tail -1 <<<"$res")
 }
 
