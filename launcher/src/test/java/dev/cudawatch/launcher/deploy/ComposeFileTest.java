@@ -83,7 +83,7 @@ class ComposeFileTest {
     // the images are made from the release tarball (its jlink runtime included), not a Maven stage
     assertTrue(
         dockerfile.contains("ADD dist/target/cudawatch-*-linux-x86_64.tar.gz"), "the release");
-    assertFalse(dockerfile.contains("mvnw"), "no Maven build in the Dockerfile");
+    assertFalse(dockerfile.contains("RUN ./mvnw"), "no Maven build in the Dockerfile");
     for (String jar :
         List.of(
             "cudawatch-agent.jar",
