@@ -61,7 +61,12 @@ public final class Shipper implements AutoCloseable {
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+    // One request in flight per broker: with several, two requests to a partition the broker is
+    // just creating (an auto-created topic) can be handled out of order, and the first one then
+    // fails OUT_OF_ORDER_SEQUENCE_NUMBER for ever (KAFKA-15591, fixed in brokers from 4.5 only):
+    // with no delivery timeout that wedges the partition. Seen in the compose stack; batches of
+    // 256 KiB keep one request enough for a node.
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
     p.put(
         ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
         Integer.MAX_VALUE); // retry while the broker is away
