@@ -70,7 +70,8 @@ public final class AlertsService implements AutoCloseable {
             health,
             new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock));
     if (settings.notifications().anyReceiver()) {
-      notifier = new Notifier(settings.notifications(), metrics, clock);
+      notifier =
+          new Notifier(settings.notifications(), metrics, clock, externalUrl(), incidents::get);
       notifier.start();
       Notifier n = notifier;
       health.register("notifier", () -> true, n::details);
@@ -131,6 +132,11 @@ public final class AlertsService implements AutoCloseable {
     if (notifier != null) {
       notifier.persist();
     }
+  }
+
+  /** The address people reach this service at: the base of every link it sends. */
+  public String externalUrl() {
+    return ExternalUrl.of(settings.notifications().externalUrl(), settings.httpHost(), http.port());
   }
 
   public int httpPort() {
