@@ -1,6 +1,7 @@
 package dev.cudawatch.alerts;
 
 import dev.cudawatch.alerts.handoff.NodeConditionWriter;
+import dev.cudawatch.alerts.handoff.PodEventWriter;
 import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.http.IncidentPages;
@@ -41,6 +42,7 @@ public final class AlertsService implements AutoCloseable {
   private ApiServer http;
   private Notifier notifier;
   private NodeConditionWriter nodeConditions;
+  private PodEventWriter podEvents;
 
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
@@ -82,6 +84,16 @@ public final class AlertsService implements AutoCloseable {
               settings.nodeConditions(), gpus, settings.maxGpus(), metrics.registry(), clock);
       nodeConditions.start();
     }
+    if (settings.nodeConditions().podEvents()) {
+      podEvents =
+          new PodEventWriter(
+              settings.nodeConditions(),
+              externalUrl(),
+              ExternalUrl.hostname(),
+              metrics.registry(),
+              clock);
+      podEvents.start();
+    }
     consumer =
         new TopicConsumer(
             settings.kafka(),
@@ -103,6 +115,9 @@ public final class AlertsService implements AutoCloseable {
     if (incidents.add(i)) {
       metrics.incident(i, clock.instant());
       fleetHealth.incident(i);
+      if (podEvents != null) {
+        podEvents.onIncident(i);
+      }
     }
   }
 
@@ -174,6 +189,9 @@ public final class AlertsService implements AutoCloseable {
     }
     if (nodeConditions != null) {
       nodeConditions.close();
+    }
+    if (podEvents != null) {
+      podEvents.close();
     }
   }
 }
