@@ -12,8 +12,12 @@ conf="$(dirname "$0")/cudawatch-slurm.env"
 cudawatch=${CUDAWATCH_BIN:-/usr/bin/cudawatch}
 logs="${CUDAWATCH_LOG_ROOT:-/var/log/training}/${SLURM_JOB_ID:-none}"
 notes=${CUDAWATCH_DIAGNOSES:-/var/log/cudawatch/slurm-diagnoses.log}
-shopt -s nullglob
-files=("$logs"/*.log "$logs"/*.err "$logs"/*.out)
+# the job's own regular files only: a symlink the job planted must not make root read (and
+# summarise, for the user's job-summary mail) a file the user may not read
+files=()
+while IFS= read -r -d '' f; do files+=("$f"); done < <(
+  find "$logs" -maxdepth 1 -type f ${SLURM_JOB_UID:+-uid "$SLURM_JOB_UID"} \
+    \( -name '*.log' -o -name '*.err' -o -name '*.out' \) -print0 2>/dev/null | sort -z)
 [[ ${#files[@]} -gt 0 && -x "$cudawatch" ]] || exit 0
 install -d -m 0755 "$(dirname "$notes")" 2>/dev/null || exit 0
 [[ -L "$notes" ]] && exit 0

@@ -1,6 +1,7 @@
 package dev.cudawatch.alerts;
 
 import dev.cudawatch.alerts.handoff.NodeConditionWriter;
+import dev.cudawatch.alerts.handoff.PodEventWriter;
 import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.http.IncidentPages;
@@ -41,6 +42,7 @@ public final class AlertsService implements AutoCloseable {
   private ApiServer http;
   private Notifier notifier;
   private NodeConditionWriter nodeConditions;
+  private PodEventWriter podEvents;
 
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
@@ -70,7 +72,8 @@ public final class AlertsService implements AutoCloseable {
             health,
             new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock));
     if (settings.notifications().anyReceiver()) {
-      notifier = new Notifier(settings.notifications(), metrics, clock);
+      notifier =
+          new Notifier(settings.notifications(), metrics, clock, externalUrl(), incidents::get);
       notifier.start();
       Notifier n = notifier;
       health.register("notifier", () -> true, n::details);
@@ -80,6 +83,16 @@ public final class AlertsService implements AutoCloseable {
           new NodeConditionWriter(
               settings.nodeConditions(), gpus, settings.maxGpus(), metrics.registry(), clock);
       nodeConditions.start();
+    }
+    if (settings.nodeConditions().podEvents()) {
+      podEvents =
+          new PodEventWriter(
+              settings.nodeConditions(),
+              externalUrl(),
+              ExternalUrl.hostname(),
+              metrics.registry(),
+              clock);
+      podEvents.start();
     }
     consumer =
         new TopicConsumer(
@@ -102,6 +115,9 @@ public final class AlertsService implements AutoCloseable {
     if (incidents.add(i)) {
       metrics.incident(i, clock.instant());
       fleetHealth.incident(i);
+      if (podEvents != null) {
+        podEvents.onIncident(i);
+      }
     }
   }
 
@@ -131,6 +147,11 @@ public final class AlertsService implements AutoCloseable {
     if (notifier != null) {
       notifier.persist();
     }
+  }
+
+  /** The address people reach this service at: the base of every link it sends. */
+  public String externalUrl() {
+    return ExternalUrl.of(settings.notifications().externalUrl(), settings.httpHost(), http.port());
   }
 
   public int httpPort() {
@@ -168,6 +189,9 @@ public final class AlertsService implements AutoCloseable {
     }
     if (nodeConditions != null) {
       nodeConditions.close();
+    }
+    if (podEvents != null) {
+      podEvents.close();
     }
   }
 }

@@ -236,6 +236,7 @@ class AlertsFaultsIT {
         null,
         null,
         null,
+        null,
         null);
   }
 

@@ -19,10 +19,11 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * The two calls of the node-condition hand-off on the Kubernetes API, over the JDK's HTTP client (a
- * client library would bring dozens of jars for two requests): read a node, and patch its status.
- * In-cluster auth as client-go does it: the service account's bearer token (read from its file
- * before each call, since kubelet rotates it; never logged) and trust in the cluster's CA only.
+ * The calls of the Kubernetes hand-off on the Kubernetes API, over the JDK's HTTP client (a client
+ * library would bring dozens of jars for four requests): read a node and patch its status (node
+ * conditions), create an Event and patch its series (pod Events). In-cluster auth as client-go does
+ * it: the service account's bearer token (read from its file before each call, since kubelet
+ * rotates it; never logged) and trust in the cluster's CA only.
  */
 final class KubeApi {
   /** A node name is a DNS subdomain: nothing else may reach the request path. */
@@ -30,6 +31,10 @@ final class KubeApi {
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 
   static final String STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json";
+  static final String MERGE_PATCH = "application/merge-patch+json";
+
+  /** A namespace is a DNS label. */
+  private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
 
   private final URI base;
   private final Path tokenFile;
@@ -70,11 +75,49 @@ final class KubeApi {
             .build());
   }
 
+  static boolean validNamespace(String ns) {
+    return ns != null && NAMESPACE.matcher(ns).matches();
+  }
+
+  /** POST /apis/events.k8s.io/v1/namespaces/{ns}/events. */
+  HttpResponse<String> createEvent(String ns, byte[] event)
+      throws IOException, InterruptedException {
+    return send(
+        at(eventsPath(ns, ""))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofByteArray(event))
+            .build());
+  }
+
+  /** PATCH /apis/events.k8s.io/v1/namespaces/{ns}/events/{name} with a JSON merge patch. */
+  HttpResponse<String> patchEvent(String ns, String name, byte[] patch)
+      throws IOException, InterruptedException {
+    if (!validNodeName(name)) {
+      throw new IllegalArgumentException("not an event name");
+    }
+    return send(
+        at(eventsPath(ns, "/" + name))
+            .header("Content-Type", MERGE_PATCH)
+            .method("PATCH", HttpRequest.BodyPublishers.ofByteArray(patch))
+            .build());
+  }
+
+  private static String eventsPath(String ns, String sub) {
+    if (!validNamespace(ns)) {
+      throw new IllegalArgumentException("not a namespace");
+    }
+    return "apis/events.k8s.io/v1/namespaces/" + ns + "/events" + sub;
+  }
+
   private HttpRequest.Builder request(String node, String sub) throws IOException {
     if (!validNodeName(node)) {
       throw new IllegalArgumentException("not a node name");
     }
-    return HttpRequest.newBuilder(base.resolve("api/v1/nodes/" + node + sub))
+    return at("api/v1/nodes/" + node + sub);
+  }
+
+  private HttpRequest.Builder at(String path) throws IOException {
+    return HttpRequest.newBuilder(base.resolve(path))
         .timeout(timeout)
         .header("Accept", "application/json")
         .header("User-Agent", "cudawatch-alerts")

@@ -24,6 +24,11 @@ import dev.cudawatch.common.config.Validated;
  *     lastHeartbeatTime), so a stale condition shows
  * @param recommendationTtlMs how long a reset, reboot or slow-GPU recommendation keeps the
  *     condition True; an escalation (inspect, RMA) keeps it while the GPU is held
+ * @param podEvents post a Kubernetes Event on the failing pod of each paging incident (reason: the
+ *     class; note: the summary and the incident page's link), with the API server, token and CA
+ *     above; independent of {@code enabled}; off by default
+ * @param podEventsPerMinute Events posted per minute at most; past it they wait in the queue
+ * @param podEventQueue Events waiting at most; past it new ones are dropped and counted
  */
 public record NodeConditionSettings(
     Boolean enabled,
@@ -35,7 +40,10 @@ public record NodeConditionSettings(
     Integer maxAttempts,
     Long retryInitialMs,
     Long heartbeatIntervalMs,
-    Long recommendationTtlMs)
+    Long recommendationTtlMs,
+    Boolean podEvents,
+    Integer podEventsPerMinute,
+    Integer podEventQueue)
     implements Validated {
 
   public NodeConditionSettings {
@@ -50,10 +58,14 @@ public record NodeConditionSettings(
     retryInitialMs = retryInitialMs == null ? 500L : retryInitialMs;
     heartbeatIntervalMs = heartbeatIntervalMs == null ? 300_000L : heartbeatIntervalMs;
     recommendationTtlMs = recommendationTtlMs == null ? 86_400_000L : recommendationTtlMs;
+    podEvents = podEvents == null ? Boolean.FALSE : podEvents;
+    podEventsPerMinute = podEventsPerMinute == null ? 60 : podEventsPerMinute;
+    podEventQueue = podEventQueue == null ? 1_000 : podEventQueue;
   }
 
   public static NodeConditionSettings defaults() {
-    return new NodeConditionSettings(null, null, null, null, null, null, null, null, null, null);
+    return new NodeConditionSettings(
+        null, null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   /** These settings, on, against {@code url} with {@code tokenFile} (for tests). */
@@ -68,7 +80,28 @@ public record NodeConditionSettings(
         maxAttempts,
         50L,
         heartbeatMs,
-        recommendationTtlMs);
+        recommendationTtlMs,
+        podEvents,
+        podEventsPerMinute,
+        podEventQueue);
+  }
+
+  /** These settings with pod Events on, against {@code url} with {@code tokenFile} (for tests). */
+  public NodeConditionSettings withPodEvents(String url, String token, int perMinute, int queue) {
+    return new NodeConditionSettings(
+        enabled,
+        url,
+        token,
+        caFile,
+        conditionType,
+        timeoutMs,
+        maxAttempts,
+        50L,
+        heartbeatIntervalMs,
+        recommendationTtlMs,
+        true,
+        perMinute,
+        queue);
   }
 
   @Override
@@ -90,5 +123,13 @@ public record NodeConditionSettings(
         heartbeatIntervalMs >= 1_000, path + "heartbeat_interval_ms", "must be at least 1000");
     Validated.require(
         recommendationTtlMs >= 60_000, path + "recommendation_ttl_ms", "must be at least 60000");
+    Validated.require(
+        podEventsPerMinute >= 1 && podEventsPerMinute <= 6_000,
+        path + "pod_events_per_minute",
+        "must be 1..6000");
+    Validated.require(
+        podEventQueue >= 1 && podEventQueue <= 100_000,
+        path + "pod_event_queue",
+        "must be 1..100000");
   }
 }

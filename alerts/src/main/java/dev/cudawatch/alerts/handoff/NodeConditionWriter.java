@@ -188,44 +188,14 @@ public final class NodeConditionWriter implements AutoCloseable {
     return true;
   }
 
-  private interface Call {
-    HttpResponse<String> run() throws IOException, InterruptedException;
-  }
-
   /** One call with bounded retries; null (and counted) when it failed for good. */
-  private HttpResponse<String> call(String node, Call c) throws InterruptedException {
-    long delay = settings.retryInitialMs();
-    String reason = null;
-    String detail = null;
-    for (int attempt = 1; attempt <= settings.maxAttempts(); attempt++) {
-      if (attempt > 1) {
-        Thread.sleep(delay); // the back-off between tries, not a wait for a state
-        delay *= 2;
-      }
-      try {
-        HttpResponse<String> r = c.run();
-        int s = r.statusCode();
-        if (s / 100 == 2) {
-          return r;
-        }
-        reason =
-            switch (s) {
-              case 401 -> "unauthorized";
-              case 403 -> "forbidden";
-              case 404 -> "node_not_found";
-              default -> s >= 500 || s == 429 ? "server_error" : "rejected";
-            };
-        detail = "HTTP " + s;
-        if (s < 500 && s != 429) {
-          break; // the same request would be refused again
-        }
-      } catch (IOException e) {
-        reason = "unreachable";
-        detail = e.getClass().getSimpleName() + ": " + e.getMessage();
-      }
+  private HttpResponse<String> call(String node, KubeRetries.Call c) throws InterruptedException {
+    KubeRetries.Outcome o = KubeRetries.run(settings, c);
+    if (!o.ok()) {
+      // a node's 404 keeps its established name in the metric
+      fail(node, "not_found".equals(o.reason()) ? "node_not_found" : o.reason(), o.detail());
     }
-    fail(node, reason, detail);
-    return null;
+    return o.response();
   }
 
   private void fail(String node, String reason, String detail) {

@@ -47,6 +47,7 @@ public final class ApiServer implements AutoCloseable {
       List.of(
           "/",
           "/incident",
+          "/taxonomy",
           "/metrics",
           "/api/incidents",
           "/api/alerts",
@@ -163,6 +164,7 @@ public final class ApiServer implements AutoCloseable {
       return switch (path) {
         case "/" -> pages.list(q);
         case "/incident" -> pages.incident(q);
+        case "/taxonomy" -> pages.taxonomy();
         case "/metrics" -> metrics(req);
         case "/api/incidents" -> incidents(q);
         case "/api/alerts" -> alerts(q);

@@ -54,6 +54,7 @@ public final class IncidentPages {
   private final Template list;
   private final Template detail;
   private final Template error;
+  private final Template taxonomy;
   private final String css;
   private final Map<String, String> headers;
 
@@ -87,6 +88,7 @@ public final class IncidentPages {
     this.list = c.compile(reader("list.mustache"));
     this.detail = c.compile(reader("incident.mustache"));
     this.error = c.compile(reader("error.mustache"));
+    this.taxonomy = c.compile(reader("taxonomy.mustache"));
     this.css = text("page.css");
     if (css.matches("(?s).*[&<>\"'`=].*")) {
       // the template escapes it, and the escaped text would no longer match the CSP hash
@@ -176,6 +178,27 @@ public final class IncidentPages {
       m.put("rootLink", "/incident?id=" + enc(i.rootId()));
     }
     return page(200, detail, m);
+  }
+
+  /**
+   * Every class's section, under the anchor {@code #class} as in {@code docs/taxonomy.md}: the
+   * runbook alerts link when no {@code runbook_base_url} is set, served where the incident page is
+   * (GPU clusters often reach no internet).
+   */
+  Response taxonomy() {
+    List<Map<String, Object>> classes = new ArrayList<>();
+    for (var c : IncidentView.TAXONOMY.classes()) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("id", c.id());
+      m.put("title", c.title());
+      m.put("severity", c.severity());
+      m.put("suspect", c.suspect());
+      m.put("explanation", nz(c.explanation()));
+      m.put("nextSteps", c.nextSteps());
+      m.put("hasNextSteps", !c.nextSteps().isEmpty());
+      classes.add(m);
+    }
+    return page(200, taxonomy, Map.of("title", "cudawatch incident classes", "classes", classes));
   }
 
   GpuHealthStore gpus() {

@@ -2,8 +2,10 @@ package dev.cudawatch.alerts.notify;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
+import dev.cudawatch.common.http.DefaultPorts;
 import dev.cudawatch.common.io.AtomicFiles;
 import dev.cudawatch.common.wire.Alert;
+import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,9 +19,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,8 +60,30 @@ public final class Notifier implements AutoCloseable {
   private ScheduledExecutorService ticker;
   private boolean dirty;
   private volatile java.time.Instant failingSince;
+  private final AlertLinks links;
 
+  /** Links to {@code external_url}, or the default local address, and to no held incidents. */
   public Notifier(NotifySettings s, AlertsMetrics metrics, Clock clock) {
+    this(
+        s,
+        metrics,
+        clock,
+        s.externalUrl() == null ? DefaultPorts.ALERTS_LOCAL_URL : s.externalUrl(),
+        id -> Optional.empty());
+  }
+
+  /**
+   * @param externalUrl the service's address as people reach it (see {@code ExternalUrl})
+   * @param incidents the incidents held, by id: an alert's next step and job, rank, host and GPU
+   *     come from its incident when the alert itself does not carry them
+   */
+  public Notifier(
+      NotifySettings s,
+      AlertsMetrics metrics,
+      Clock clock,
+      String externalUrl,
+      Function<String, Optional<Incident>> incidents) {
+    this.links = new AlertLinks(externalUrl, s.runbookBaseUrl(), incidents);
     this.settings = s;
     this.metrics = metrics;
     this.clock = clock;
@@ -196,8 +222,15 @@ public final class Notifier implements AutoCloseable {
     }
   }
 
-  private void queue(String receiver, Grouper.Batch b, long now) {
-    String generator = settings.externalUrl() + "/api/alerts";
+  private void queue(String receiver, Grouper.Batch grouped, long now) {
+    // links and the incident's facts are added as the message is made: by then the incident
+    // (another topic) has most likely arrived, and a re-send to Alertmanager refreshes them
+    Grouper.Batch b =
+        new Grouper.Batch(
+            grouped.groupLabels(),
+            grouped.groupKey(),
+            grouped.alerts().stream().map(links::enrich).toList(),
+            grouped.full());
     switch (receiver) {
       case ALERTMANAGER -> {
         var endsAt = clock.instant().plusMillis(4 * settings.resendIntervalMs());
@@ -211,26 +244,17 @@ public final class Notifier implements AutoCloseable {
                 a.state() == Alert.State.RESOLVED ? endsAt : Payloads.alertmanagerEnd(a, endsAt);
             stale = Math.max(stale, end.toEpochMilli());
           }
-          outbox.add(ALERTMANAGER, Payloads.alertmanager(part, endsAt, generator), now, stale);
+          outbox.add(ALERTMANAGER, Payloads.alertmanager(part, endsAt, links), now, stale);
         }
       }
       case WEBHOOK ->
           outbox.add(
               WEBHOOK,
-              Payloads.webhook(
-                  "cudawatch-webhook",
-                  b,
-                  settings.maxAlertsPerMessage(),
-                  settings.externalUrl(),
-                  generator),
+              Payloads.webhook("cudawatch-webhook", b, settings.maxAlertsPerMessage(), links),
               now,
               0);
       case SLACK ->
-          outbox.add(
-              SLACK,
-              Payloads.slack(b, settings.maxAlertsPerMessage(), settings.externalUrl()),
-              now,
-              0);
+          outbox.add(SLACK, Payloads.slack(b, settings.maxAlertsPerMessage(), links), now, 0);
       default -> throw new IllegalStateException(receiver);
     }
   }

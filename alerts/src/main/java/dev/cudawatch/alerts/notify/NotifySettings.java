@@ -2,7 +2,6 @@ package dev.cudawatch.alerts.notify;
 
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.config.Validated;
-import dev.cudawatch.common.http.DefaultPorts;
 import java.util.List;
 
 /**
@@ -26,11 +25,16 @@ import java.util.List;
  * @param timeoutMs HTTP timeout of one delivery
  * @param maxAlertsPerMessage alerts in one webhook or Slack message; the rest are counted as {@code
  *     truncatedAlerts}
- * @param externalUrl this service's URL as people reach it, for links back
+ * @param externalUrl this service's URL as people reach it, for the incident-page links in every
+ *     notification; unset, the address it serves ({@code http_host}, or the machine's hostname when
+ *     that is 0.0.0.0 or ::, and the port it bound)
  * @param outboxMaxBytes bytes of notifications kept per receiver while it is unreachable; past it
  *     the oldest are dropped and counted, as past {@code outbox_max_entries}
  * @param maxAgeMs how long a notification is retried (the receiver down, or answering 5xx) before
  *     it is dead-lettered (moved beside the outbox and counted) so it no longer holds the queue
+ * @param runbookBaseUrl where each class's section of the taxonomy is read ({@code runbook_url} is
+ *     this plus {@code #class}); unset, this service's own {@code /taxonomy} page, which has the
+ *     same sections under the same anchors as {@code docs/taxonomy.md} and needs no internet
  */
 public record NotifySettings(
     String alertmanagerUrl,
@@ -49,7 +53,8 @@ public record NotifySettings(
     Integer maxAlertsPerMessage,
     String externalUrl,
     Long outboxMaxBytes,
-    Long maxAgeMs)
+    Long maxAgeMs,
+    String runbookBaseUrl)
     implements Validated {
 
   public NotifySettings {
@@ -64,7 +69,6 @@ public record NotifySettings(
     retryMaxMs = retryMaxMs == null ? 60_000L : retryMaxMs;
     timeoutMs = timeoutMs == null ? 10_000L : timeoutMs;
     maxAlertsPerMessage = maxAlertsPerMessage == null ? 100 : maxAlertsPerMessage;
-    externalUrl = externalUrl == null ? DefaultPorts.ALERTS_LOCAL_URL : externalUrl;
     outboxMaxBytes = outboxMaxBytes == null ? 64L << 20 : outboxMaxBytes;
     maxAgeMs = maxAgeMs == null ? 24 * 3_600_000L : maxAgeMs;
   }
@@ -72,7 +76,7 @@ public record NotifySettings(
   public static NotifySettings defaults() {
     return new NotifySettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null);
+        null, null, null);
   }
 
   /** The same with these receivers and state directory (for `local` and the command line). */
@@ -95,7 +99,8 @@ public record NotifySettings(
         maxAlertsPerMessage,
         externalUrl,
         outboxMaxBytes,
-        maxAgeMs);
+        maxAgeMs,
+        runbookBaseUrl);
   }
 
   public boolean anyReceiver() {
@@ -108,6 +113,7 @@ public record NotifySettings(
     AlertsSettings.checkUrl(webhookUrl, path + "webhook_url");
     AlertsSettings.checkUrl(slackWebhookUrl, path + "slack_webhook_url");
     AlertsSettings.checkUrl(externalUrl, path + "external_url");
+    AlertsSettings.checkUrl(runbookBaseUrl, path + "runbook_base_url");
     Validated.require(
         outboxMaxEntries >= 1 && outboxMaxEntries <= 1_000_000,
         path + "outbox_max_entries",

@@ -20,7 +20,7 @@ final class Payloads {
    * {@code POST /api/v2/alerts}: firing alerts end at {@code firingEndsAt} unless sent again (as
    * Prometheus does, so Alertmanager resolves them itself if this service goes away).
    */
-  static byte[] alertmanager(List<Alert> alerts, Instant firingEndsAt, String generatorUrl) {
+  static byte[] alertmanager(List<Alert> alerts, Instant firingEndsAt, AlertLinks links) {
     List<Map<String, Object>> out = new ArrayList<>();
     for (Alert a : alerts) {
       Map<String, Object> m = new LinkedHashMap<>();
@@ -28,7 +28,7 @@ final class Payloads {
       m.put("annotations", a.annotations());
       m.put("startsAt", a.startsAt().toString());
       m.put("endsAt", alertmanagerEnd(a, firingEndsAt).toString());
-      m.put("generatorURL", generatorUrl);
+      m.put("generatorURL", links.link(a)); // Alertmanager's "Source" link: the incident page
       out.add(m);
     }
     return WireJson.toBytes(out);
@@ -47,8 +47,7 @@ final class Payloads {
   }
 
   /** Alertmanager's webhook payload, version 4, so existing receivers work unchanged. */
-  static byte[] webhook(
-      String receiver, Grouper.Batch b, int maxAlerts, String externalUrl, String generatorUrl) {
+  static byte[] webhook(String receiver, Grouper.Batch b, int maxAlerts, AlertLinks links) {
     List<Alert> alerts = b.alerts();
     boolean firing = alerts.stream().anyMatch(a -> a.state() == Alert.State.FIRING);
     List<Map<String, Object>> list = new ArrayList<>();
@@ -59,7 +58,7 @@ final class Payloads {
       m.put("annotations", a.annotations());
       m.put("startsAt", a.startsAt().toString());
       m.put("endsAt", a.endsAt() == null ? ZERO_TIME : a.endsAt().toString());
-      m.put("generatorURL", generatorUrl);
+      m.put("generatorURL", links.link(a));
       m.put("fingerprint", a.fingerprint());
       list.add(m);
     }
@@ -72,13 +71,13 @@ final class Payloads {
     p.put("groupLabels", new TreeMap<>(b.groupLabels()));
     p.put("commonLabels", common(alerts, true));
     p.put("commonAnnotations", common(alerts, false));
-    p.put("externalURL", externalUrl);
+    p.put("externalURL", links.externalUrl());
     p.put("alerts", list);
     return WireJson.toBytes(p);
   }
 
   /** A Slack incoming-webhook message; everything from logs is escaped by {@link SlackText}. */
-  static byte[] slack(Grouper.Batch b, int maxAlerts, String externalUrl) {
+  static byte[] slack(Grouper.Batch b, int maxAlerts, AlertLinks links) {
     List<Alert> alerts = b.alerts();
     long firing = alerts.stream().filter(a -> a.state() == Alert.State.FIRING).count();
     StringBuilder t = new StringBuilder();
@@ -89,9 +88,12 @@ final class Payloads {
         .append(SlackText.escape(String.join(" ", b.groupLabels().values())))
         .append('\n');
     for (Alert a : alerts.subList(0, Math.min(maxAlerts, alerts.size()))) {
+      // our own links are links: built from the incident id, URL-encoded, never from log text
       t.append(a.state() == Alert.State.FIRING ? "• " : "• resolved: ")
           .append(SlackText.labels(a.labels()))
-          .append('\n')
+          .append(" <")
+          .append(SlackText.escape(links.link(a)))
+          .append("|incident page>\n")
           .append(SlackText.codeBlock(a.annotations().getOrDefault("summary", "")));
       String next = a.annotations().get("next_steps");
       if (next != null && !next.isBlank()) {
@@ -101,7 +103,7 @@ final class Payloads {
     if (alerts.size() > maxAlerts) {
       t.append("… and ").append(alerts.size() - maxAlerts).append(" more\n");
     }
-    t.append("<").append(externalUrl).append("/api/alerts|all alerts>");
+    t.append("<").append(SlackText.escape(links.externalUrl() + "/")).append("|all incidents>");
     Map<String, Object> p = new LinkedHashMap<>();
     p.put("text", t.toString());
     p.put("mrkdwn", true);

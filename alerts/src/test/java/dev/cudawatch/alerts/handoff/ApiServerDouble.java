@@ -23,7 +23,9 @@ import javax.net.ssl.SSLContext;
  * run on this machine): bearer-token auth, GET of a node, and PATCH of its status subresource with
  * a strategic merge patch, where {@code status.conditions} merge by their {@code type} (the
  * NodeCondition merge key) and everything outside {@code status} is ignored, as the subresource
- * does. Any other content type is refused with 415, as the API server does for PATCH.
+ * does. Any other content type is refused with 415, as the API server does for PATCH. Events
+ * ({@code events.k8s.io/v1}): create (validated as the API server validates the fields an Event
+ * must have: 422 otherwise, 409 for a name taken) and JSON-merge-patch (404 for an unknown one).
  */
 public final class ApiServerDouble implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -31,6 +33,7 @@ public final class ApiServerDouble implements AutoCloseable {
   private final String token;
   final Map<String, ObjectNode> nodes = new LinkedHashMap<>();
   final List<String> requests = new ArrayList<>();
+  final Map<String, ObjectNode> events = new LinkedHashMap<>(); // by namespace/name
   final AtomicInteger failNext = new AtomicInteger(); // answer 500 to this many requests
 
   public ApiServerDouble(String token, SSLContext tls) throws IOException {
@@ -95,6 +98,10 @@ public final class ApiServerDouble implements AutoCloseable {
       reply(x, 500, status(500, "InternalError"));
       return;
     }
+    if (path.startsWith(EVENTS)) {
+      event(x, method, path.substring(EVENTS.length()), body);
+      return;
+    }
     String prefix = "/api/v1/nodes/";
     if (!path.startsWith(prefix)) {
       reply(x, 404, status(404, "NotFound"));
@@ -121,6 +128,87 @@ public final class ApiServerDouble implements AutoCloseable {
     } else {
       reply(x, 405, status(405, "MethodNotAllowed"));
     }
+  }
+
+  private static final String EVENTS = "/apis/events.k8s.io/v1/namespaces/";
+
+  /** The Events held, oldest first. */
+  public synchronized List<JsonNode> events() {
+    return events.values().stream().map(e -> (JsonNode) e.deepCopy()).toList();
+  }
+
+  private void event(HttpExchange x, String method, String rest, byte[] body) throws IOException {
+    String[] p = rest.split("/", -1); // ns, "events"[, name]
+    if (p.length < 2 || !p[1].equals("events") || p.length > 3) {
+      reply(x, 404, status(404, "NotFound"));
+      return;
+    }
+    String ns = p[0];
+    if (method.equals("POST") && p.length == 2) {
+      if (!"application/json".equals(x.getRequestHeaders().getFirst("Content-Type"))) {
+        reply(x, 415, status(415, "UnsupportedMediaType"));
+        return;
+      }
+      JsonNode e = JSON.readTree(body);
+      String name = e.path("metadata").path("name").asText();
+      boolean valid =
+          "events.k8s.io/v1".equals(e.path("apiVersion").asText())
+              && "Event".equals(e.path("kind").asText())
+              && !name.isEmpty()
+              && ns.equals(e.path("metadata").path("namespace").asText())
+              && e.path("eventTime").asText().matches("\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}\\.\\d{6}Z")
+              && e.path("reportingController").asText().matches("[a-z0-9.-]+/[a-z0-9.-]+")
+              && !e.path("reportingInstance").asText().isEmpty()
+              && e.path("reportingInstance").asText().length() <= 128
+              && !e.path("action").asText().isEmpty()
+              && !e.path("reason").asText().isEmpty()
+              && e.path("reason").asText().length() <= 128
+              && e.path("note").asText().length() <= 1024
+              && List.of("Normal", "Warning").contains(e.path("type").asText())
+              && "Pod".equals(e.path("regarding").path("kind").asText())
+              && ns.equals(e.path("regarding").path("namespace").asText());
+      if (!valid) {
+        reply(x, 422, status(422, "Invalid"));
+        return;
+      }
+      if (events.containsKey(ns + "/" + name)) {
+        reply(x, 409, status(409, "AlreadyExists"));
+        return;
+      }
+      events.put(ns + "/" + name, (ObjectNode) e);
+      reply(x, 201, e);
+    } else if (method.equals("PATCH") && p.length == 3) {
+      if (!KubeApi.MERGE_PATCH.equals(x.getRequestHeaders().getFirst("Content-Type"))) {
+        reply(x, 415, status(415, "UnsupportedMediaType"));
+        return;
+      }
+      ObjectNode e = events.get(ns + "/" + p[2]);
+      if (e == null) {
+        reply(x, 404, status(404, "NotFound"));
+        return;
+      }
+      mergePatch(e, JSON.readTree(body));
+      reply(x, 200, e);
+    } else {
+      reply(x, 405, status(405, "MethodNotAllowed"));
+    }
+  }
+
+  /** RFC 7386: objects merge key by key, null deletes, anything else replaces. */
+  private static void mergePatch(ObjectNode target, JsonNode patch) {
+    patch
+        .fields()
+        .forEachRemaining(
+            f -> {
+              if (f.getValue().isNull()) {
+                target.remove(f.getKey());
+              } else if (f.getValue().isObject()
+                  && target.get(f.getKey()) instanceof ObjectNode o) {
+                mergePatch(o, f.getValue());
+              } else {
+                target.set(f.getKey(), f.getValue().deepCopy());
+              }
+            });
   }
 
   /** Strategic merge of a status: conditions by type, other keys replaced. */

@@ -233,7 +233,10 @@ class NodeConditionWriterIT {
               1,
               50L,
               3_600_000L,
-              on.recommendationTtlMs());
+              on.recommendationTtlMs(),
+              false,
+              null,
+              null);
       try (NodeConditionWriter w =
           new NodeConditionWriter(trusted, gpus, 10, new PrometheusRegistry(), clock)) {
         assertTrue(w.write("node-1"));
@@ -250,7 +253,10 @@ class NodeConditionWriterIT {
               1,
               50L,
               3_600_000L,
-              on.recommendationTtlMs());
+              on.recommendationTtlMs(),
+              false,
+              null,
+              null);
       PrometheusRegistry r = new PrometheusRegistry();
       try (NodeConditionWriter w = new NodeConditionWriter(wrongCa, gpus, 10, r, clock)) {
         assertFalse(w.write("node-1"));

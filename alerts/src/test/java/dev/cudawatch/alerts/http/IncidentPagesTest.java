@@ -70,6 +70,19 @@ class IncidentPagesTest {
     assertTrue(html(pages.list(Map.of("host", "nowhere"))).contains("No incidents match"));
   }
 
+  /** The runbook alerts link: a section per class, under the class id as docs/taxonomy.md has. */
+  @Test
+  void theTaxonomyPageHasASectionPerClassUnderItsId() {
+    Response r = pages.taxonomy();
+    assertEquals(200, r.status());
+    String h = html(r);
+    for (var c : IncidentView.TAXONOMY.classes()) {
+      assertTrue(h.contains("<section class=\"class\" id=\"" + c.id() + "\">"), c.id());
+    }
+    assertTrue(h.contains("CUDA out of memory"), "titles");
+    assertTrue(h.contains("Reduce the batch size"), "next steps");
+  }
+
   @Test
   void aBadFilterIsA400WithOneLine() {
     Response r = pages.list(Map.of("since", "yesterday"));

@@ -83,6 +83,7 @@ class NotifierDeliveryIT {
         null,
         null,
         null,
+        null,
         null);
   }
 

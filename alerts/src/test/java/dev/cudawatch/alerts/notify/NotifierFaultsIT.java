@@ -88,7 +88,8 @@ class NotifierFaultsIT {
         null,
         null,
         null,
-        maxAgeMs);
+        maxAgeMs,
+        null);
   }
 
   private static double metric(AlertsMetrics m, String series) {
@@ -241,6 +242,7 @@ class NotifierFaultsIT {
             50L,
             1000L, // retries back off to 1 s: pushes go stale while queued
             1000L,
+            null,
             null,
             null,
             null,

@@ -1,5 +1,6 @@
 package dev.cudawatch.ingest.attribution;
 
+import dev.cudawatch.common.k8s.PodLogPath;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;

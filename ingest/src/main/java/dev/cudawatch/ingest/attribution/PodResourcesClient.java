@@ -1,5 +1,6 @@
 package dev.cudawatch.ingest.attribution;
 
+import dev.cudawatch.common.k8s.PodLogPath;
 import dev.cudawatch.ingest.kubelet.v1.ContainerDevices;
 import dev.cudawatch.ingest.kubelet.v1.ContainerResources;
 import dev.cudawatch.ingest.kubelet.v1.ListPodResourcesRequest;

@@ -146,6 +146,14 @@ class KubernetesManifestsTest {
     assertEquals(account, binding.at("/subjects/0/name").asText());
     assertEquals("cudawatch", binding.at("/subjects/0/namespace").asText());
     find(docs, "ServiceAccount", account);
+    // pod Events: create one and patch its series, nothing else (no pods, no core events' delete)
+    assertEquals(
+        "[{\"apiGroups\":[\"events.k8s.io\"],\"resources\":[\"events\"],"
+            + "\"verbs\":[\"create\",\"patch\"]}]",
+        find(docs, "ClusterRole", "cudawatch-alerts-pod-events").get("rules").toString());
+    JsonNode events = find(docs, "ClusterRoleBinding", "cudawatch-alerts-pod-events");
+    assertEquals("cudawatch-alerts-pod-events", events.at("/roleRef/name").asText());
+    assertEquals(account, events.at("/subjects/0/name").asText());
   }
 
   @Test

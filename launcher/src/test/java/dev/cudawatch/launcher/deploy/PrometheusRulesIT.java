@@ -87,6 +87,12 @@ class PrometheusRulesIT {
   @Test
   void amtoolAcceptsTheAlertmanagerConfig() throws Exception {
     String amtool = RealBinaries.require("amtool").toString();
+    // the secrets are files (*_file), never inline
+    String yml = Files.readString(Repo.path("deploy/alertmanager/alertmanager.yml"));
+    for (String secret : List.of("api_url_file:", "routing_key_file:", "api_key_file:")) {
+      assertTrue(yml.contains(secret), secret);
+    }
+    assertFalse(yml.contains("routing_key:") || yml.contains("api_key:"), "an inline secret");
     String out =
         run(
             dir,
@@ -94,18 +100,32 @@ class PrometheusRulesIT {
             "check-config",
             Repo.path("deploy/alertmanager/alertmanager.yml").toString());
     assertTrue(out.contains("SUCCESS"), out);
-    // every alert reaches the team webhook (the demo's receiver); critical ones also page Slack
+    assertTrue(
+        out.contains("1 templates"), "templates/cudawatch.tmpl is loaded and parses: " + out);
+    // every alert reaches the team webhook (the demo's receiver); critical ones also page Slack,
+    // broken GPUs PagerDuty, failed jobs Opsgenie
     String config = "--config.file=" + Repo.path("deploy/alertmanager/alertmanager.yml");
     for (String[] c :
         List.of(
-            new String[] {"gpu-ops-slack,team-webhook", "alertname=LemonGpu", "severity=critical"},
             new String[] {
-              "gpu-ops-slack,team-webhook", "alertname=RepeatedGpuXidHardware", "severity=critical"
+              "gpu-ops-slack,gpu-oncall-pagerduty,team-webhook",
+              "alertname=LemonGpu",
+              "severity=critical"
+            },
+            new String[] {
+              "gpu-ops-slack,gpu-oncall-pagerduty,team-webhook",
+              "alertname=RepeatedGpuXidHardware",
+              "severity=critical"
             },
             new String[] {"team-webhook", "alertname=RepeatedOutOfMemory", "severity=warning"},
             new String[] {"team-webhook", "alertname=CodeBug", "severity=error"},
             new String[] {"team-webhook", "alertname=CudawatchConsumerLagging", "severity=warning"},
-            new String[] {"team-webhook", "alertname=GpuJobFailure"})) {
+            new String[] {"ml-platform-opsgenie,team-webhook", "alertname=GpuJobFailure"},
+            new String[] {
+              "gpu-ops-slack,ml-platform-opsgenie,team-webhook",
+              "alertname=JobFailure",
+              "severity=critical"
+            })) {
       List<String> cmd = new ArrayList<>(List.of(amtool, "config", "routes", "test", config));
       cmd.addAll(List.of(c).subList(1, c.length));
       String receivers =

@@ -1,4 +1,4 @@
-package dev.cudawatch.ingest.attribution;
+package dev.cudawatch.common.k8s;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

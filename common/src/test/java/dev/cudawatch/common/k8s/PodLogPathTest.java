@@ -1,4 +1,4 @@
-package dev.cudawatch.ingest.attribution;
+package dev.cudawatch.common.k8s;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
