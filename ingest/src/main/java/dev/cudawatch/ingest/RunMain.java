@@ -8,6 +8,8 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.run.ChildProcess;
 import dev.cudawatch.ingest.run.ExitStatus;
+import dev.cudawatch.ingest.run.FailureReport;
+import dev.cudawatch.ingest.run.OutputTail;
 import dev.cudawatch.ingest.run.RunIdentity;
 import dev.cudawatch.ingest.run.RunNotices;
 import dev.cudawatch.ingest.run.RunOutputPump;
@@ -81,6 +83,31 @@ public final class RunMain implements Callable<Integer> {
               + " the job's)")
   Path logFile;
 
+  @Option(
+      names = "--no-diagnosis",
+      description =
+          "print nothing when the job fails (by default cudawatch's diagnosis follows the job's"
+              + " output: root cause, line, next steps; in a Slurm job the verdict also goes to its"
+              + " Comment); CUDAWATCH_RUN_DIAGNOSIS=0 does the same")
+  boolean noDiagnosis;
+
+  @Option(
+      names = "--diagnosis-seconds",
+      defaultValue = "${env:CUDAWATCH_RUN_DIAGNOSIS_SECONDS:-3}",
+      description =
+          "how long after the job ends the diagnosis may take; past it, one line says there is"
+              + " none (default: $CUDAWATCH_RUN_DIAGNOSIS_SECONDS, else 3)")
+  int diagnosisSeconds;
+
+  @Option(
+      names = "--alerts-url",
+      paramLabel = "URL",
+      defaultValue = "${env:CUDAWATCH_URL}",
+      description =
+          "the alerts service: the diagnosis links the job's incidents there (default:"
+              + " $CUDAWATCH_URL, else no link)")
+  String alertsUrl;
+
   /** One id per run: the stream id of its records and the name of its spool. */
   private final String runId = UUID.randomUUID().toString();
 
@@ -95,6 +122,9 @@ public final class RunMain implements Callable<Integer> {
 
   /** How long the first lines wait for nvidia-smi's GPU list before they ship without it. */
   static final Duration INVENTORY_WAIT = Duration.ofSeconds(2);
+
+  /** The last bytes of each stream kept for the diagnosis of a failed job. */
+  static final int TAIL_BYTES = 1 << 20;
 
   /** Lines waiting for the shipping thread, at most; more are dropped and counted. */
   static final long QUEUE_BYTES = 16L << 20;
@@ -142,8 +172,9 @@ public final class RunMain implements Callable<Integer> {
       // the job's output flows before anything is asked of nvidia-smi, Kafka or the disk
       AgentSettings settings = s == null ? AgentSettings.defaults() : s;
       RunOutputQueue queue = new RunOutputQueue(s == null ? 0 : queueBytes());
-      Thread o = pump(child.stdout(), System.out, "stdout", queue);
-      Thread e = pump(child.stderr(), System.err, "stderr", queue);
+      Map<String, OutputTail> tails = diagnosing() ? tails() : Map.of();
+      Thread o = pump(child.stdout(), System.out, "stdout", queue, tails.get("stdout"));
+      Thread e = pump(child.stderr(), System.err, "stderr", queue, tails.get("stderr"));
       RunShipper shipper = s == null ? null : startShipping(s, child.pid(), queue, notices);
       ExitStatus status = child.waitFor();
       long exited = System.nanoTime(); // deadlines: the monotonic clock
@@ -151,11 +182,24 @@ public final class RunMain implements Callable<Integer> {
       // (`sleep 600 &`) may hold them open for good: `run` leaves when the job does
       o.join(Math.max(1, (exited + PIPE_GRACE.toNanos() - System.nanoTime()) / 1_000_000));
       e.join(Math.max(1, (exited + PIPE_GRACE.toNanos() - System.nanoTime()) / 1_000_000));
+      // a job stopped through `run` (Slurm's or Kubernetes' SIGTERM) did not fail: nothing to say
+      FailureReport failure =
+          status.shellCode() == 0 || tails.isEmpty() || signals.forwarded() > 0
+              ? null
+              : FailureReport.start(
+                  tails,
+                  status,
+                  FailureReport.incidentsLink(alertsUrl, knownJob(s)),
+                  System.getenv(),
+                  Duration.ofSeconds(Math.max(1, diagnosisSeconds)));
       if (shipper != null) {
         long deadline =
             Math.max(exited + drainSeconds * 1_000_000_000L, System.nanoTime() + 200_000_000L);
         boolean shipped = shipper.finish(command, status, deadline);
         report(shipper, shipped, queue, notices);
+      }
+      if (failure != null) {
+        failure.print(System.err); // last: the job's stderr ends with it
       }
       return status.shellCode();
     }
@@ -258,13 +302,49 @@ public final class RunMain implements Callable<Integer> {
     }
   }
 
+  /** On unless {@code --no-diagnosis} or {@code CUDAWATCH_RUN_DIAGNOSIS=0} (or false, off, no). */
+  private boolean diagnosing() {
+    String env = System.getenv("CUDAWATCH_RUN_DIAGNOSIS");
+    return !noDiagnosis
+        && (env == null || !java.util.Set.of("0", "false", "off", "no").contains(env.strip()));
+  }
+
+  /** Each stream's last bytes, less in a small heap; none when there is no room at all. */
+  private static Map<String, OutputTail> tails() {
+    try {
+      int bytes = (int) Math.min(TAIL_BYTES, Runtime.getRuntime().maxMemory() / 32);
+      Map<String, OutputTail> t = new java.util.LinkedHashMap<>(); // stderr first: it wins ties
+      t.put("stderr", new OutputTail(bytes));
+      t.put("stdout", new OutputTail(bytes));
+      return t;
+    } catch (OutOfMemoryError e) {
+      return Map.of();
+    }
+  }
+
+  /** The job's id as its records carry it, when it is known before any line ships. */
+  private String knownJob(AgentSettings s) {
+    try {
+      return dev.cudawatch.ingest.attribution.RunAttribution.of(
+              System.getenv(),
+              job,
+              s == null ? null : s.job(),
+              dev.cudawatch.ingest.attribution.GpuInventory.empty())
+          .job();
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
   private static Thread pump(
       java.io.InputStream in,
       java.io.OutputStream passThrough,
       String stream,
-      RunOutputQueue queue) {
+      RunOutputQueue queue,
+      OutputTail tail) {
     Thread t =
-        new Thread(new RunOutputPump(in, passThrough, stream, queue), "cudawatch-run-" + stream);
+        new Thread(
+            new RunOutputPump(in, passThrough, stream, queue, tail), "cudawatch-run-" + stream);
     t.setDaemon(true); // a child left holding the pipe must not keep `run` alive
     t.start();
     return t;

@@ -15,13 +15,27 @@ public final class RunOutputPump implements Runnable {
   private final OutputStream passThrough;
   private final String stream;
   private final RunOutputQueue queue;
+  private final OutputTail tail;
 
   public RunOutputPump(
       InputStream in, OutputStream passThrough, String stream, RunOutputQueue queue) {
+    this(in, passThrough, stream, queue, null);
+  }
+
+  /**
+   * @param tail keeps the stream's last bytes for the diagnosis of a failed job, or null
+   */
+  public RunOutputPump(
+      InputStream in,
+      OutputStream passThrough,
+      String stream,
+      RunOutputQueue queue,
+      OutputTail tail) {
     this.in = in;
     this.passThrough = passThrough;
     this.stream = stream;
     this.queue = queue;
+    this.tail = tail;
   }
 
   @Override
@@ -37,6 +51,9 @@ public final class RunOutputPump implements Runnable {
           // block on a full pipe
         }
         queue.offer(stream, buf, n);
+        if (tail != null) {
+          tail.offer(buf, n); // a copy into a fixed ring: after the job's bytes have passed
+        }
       }
     } catch (IOException e) {
       // the job closed its end (or `run` is leaving)
