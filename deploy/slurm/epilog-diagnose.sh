@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Optional Slurm Epilog step: diagnose the finished job's logs offline and note the verdict, e.g.
 # for a site's job-summary mail. Install beside epilog.sh (Epilog=/etc/slurm/epilog.d/*).
+# The verdict users see (`scontrol show job` / `sacct -o Comment`) is not written here: slurmctld
+# refuses updates of a finished job, and every Epilog runs after the job ended. `cudawatch run`
+# (cudawatch-srun) sets the job's Comment while the failing task still runs.
 #
 # `classify --fail-on error` exits 1 when it found an incident of severity error or critical,
 # 0 when not, 2 when a log could not be read. An epilog that exits non-zero drains the node, so
