@@ -75,9 +75,12 @@ class SlurmRunVerdictIT {
       String out =
           Files.exists(outFile) ? Files.readString(outFile) : "no output: " + slurm.log("slurmd");
       assertEquals("FAILED", state, out);
+      // the task's stderr ends with the diagnosis (srun's own line about the task may follow)
+      int diagnosis = out.indexOf("cudawatch run: the job failed (exit_code=1)");
       assertTrue(
-          out.strip().endsWith("incidents: http://cudawatch.example:7460/?job=" + job),
-          "the job's output ends with the diagnosis: " + out);
+          diagnosis > out.indexOf("step 0: launching kernel")
+              && out.contains("  incidents: http://cudawatch.example:7460/?job=" + job + "\n"),
+          "the job's output, then the diagnosis: " + out);
       assertTrue(out.contains("root cause: illegal_memory_access: "), out);
 
       // what the job's user sees
