@@ -23,6 +23,7 @@ import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.internal.HttpConnection;
 import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -94,7 +95,9 @@ public final class GuardedHttpServer implements AutoCloseable {
     QueuedThreadPool pool = new QueuedThreadPool(Math.max(8, maxConnections / 2 + 4), 2, 30_000);
     pool.setName("cudawatch-http");
     pool.setDaemon(true);
-    this.server = new Server(pool);
+    // a daemon scheduler too (Jetty's default is not): an unclosed server never holds the JVM up
+    this.server =
+        new Server(pool, new ScheduledExecutorScheduler("cudawatch-http-timer", true), null);
     HttpConfiguration config = new HttpConfiguration();
     config.setRequestHeaderSize(MAX_HEAD_BYTES);
     config.setSendServerVersion(false);
