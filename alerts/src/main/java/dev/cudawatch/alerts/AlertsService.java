@@ -13,6 +13,7 @@ import dev.cudawatch.alerts.store.AlertStore;
 import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.alerts.store.JobFailureStore;
+import dev.cudawatch.common.http.WebConfig;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
@@ -70,7 +71,8 @@ public final class AlertsService implements AutoCloseable {
             alerts,
             gpus,
             health,
-            new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock));
+            new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock),
+            WebConfig.load(settings.webConfigFile()));
     if (settings.notifications().anyReceiver()) {
       notifier =
           new Notifier(settings.notifications(), metrics, clock, externalUrl(), incidents::get);

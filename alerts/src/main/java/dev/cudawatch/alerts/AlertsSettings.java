@@ -27,6 +27,10 @@ import java.util.List;
  * @param nodeConditions the hand-off to remediation as a Kubernetes node condition (off by default)
  * @param maxJobFailures failed jobs (from {@code cudawatch.job-failures}) kept for the page and the
  *     API, newest first; past it the one received longest ago is forgotten and counted
+ * @param webConfigFile TLS and basic auth of the HTTP server: a web-config file in the format of
+ *     Prometheus exporters ({@code tls_server_config}, {@code basic_auth_users} with bcrypt
+ *     hashes), the same file the scraping Prometheus can use; every path needs the credentials,
+ *     /healthz too. Unset: plain HTTP without auth
  */
 public record AlertsSettings(
     KafkaSettings kafka,
@@ -42,7 +46,8 @@ public record AlertsSettings(
     Long maxIncidentsBytes,
     Integer maxGpus,
     NodeConditionSettings nodeConditions,
-    Integer maxJobFailures)
+    Integer maxJobFailures,
+    String webConfigFile)
     implements Validated {
 
   public AlertsSettings {
@@ -64,7 +69,7 @@ public record AlertsSettings(
 
   public static AlertsSettings defaults() {
     return new AlertsSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public AlertsSettings with(KafkaSettings k, Integer port, NotifySettings n) {
@@ -82,7 +87,8 @@ public record AlertsSettings(
         maxIncidentsBytes,
         maxGpus,
         nodeConditions,
-        maxJobFailures);
+        maxJobFailures,
+        webConfigFile);
   }
 
   /** These settings with the node-condition hand-off set to {@code c}. */
@@ -101,7 +107,28 @@ public record AlertsSettings(
         maxIncidentsBytes,
         maxGpus,
         c,
-        maxJobFailures);
+        maxJobFailures,
+        webConfigFile);
+  }
+
+  /** These settings with TLS and basic auth from the web-config file {@code file} (null: none). */
+  public AlertsSettings withWebConfig(String file) {
+    return new AlertsSettings(
+        kafka,
+        groupId,
+        httpHost,
+        httpPort,
+        maxIncidents,
+        maxAlerts,
+        hostLabel,
+        maxSeriesPerMetric,
+        allowedJobLabels,
+        notifications,
+        maxIncidentsBytes,
+        maxGpus,
+        nodeConditions,
+        maxJobFailures,
+        file);
   }
 
   @Override
@@ -126,6 +153,11 @@ public record AlertsSettings(
         "must be 1..1000000");
     notifications.validate(path + "notifications.");
     nodeConditions.validate(path + "node_conditions.");
+    Validated.require(
+        webConfigFile == null
+            || java.nio.file.Files.isReadable(java.nio.file.Path.of(webConfigFile)),
+        path + "web_config_file",
+        "no readable file there");
   }
 
   /** An http(s) URL with a host; the message never repeats the URL, which may hold a token. */

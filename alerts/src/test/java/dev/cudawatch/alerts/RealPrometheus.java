@@ -26,10 +26,7 @@ public final class RealPrometheus implements AutoCloseable {
   /** Starts it scraping each job's {@code 127.0.0.1:port} every second. */
   public static RealPrometheus start(Path dir, java.util.Map<String, Integer> jobs)
       throws IOException {
-    Path prometheus = RealBinaries.require("prometheus");
-    int port = RealBinaries.freePort();
-    Path config = dir.resolve("prometheus.yml");
-    StringBuilder yml = new StringBuilder("global:\n  scrape_interval: 1s\nscrape_configs:\n");
+    StringBuilder yml = new StringBuilder();
     jobs.forEach(
         (job, target) ->
             yml.append("  - job_name: ")
@@ -37,7 +34,16 @@ public final class RealPrometheus implements AutoCloseable {
                 .append("\n    static_configs:\n      - targets: ['127.0.0.1:")
                 .append(target)
                 .append("']\n"));
-    Files.writeString(config, yml);
+    return startWithScrapeConfigs(dir, yml.toString());
+  }
+
+  /** Starts it with these {@code scrape_configs} entries (YAML list items), every second. */
+  public static RealPrometheus startWithScrapeConfigs(Path dir, String scrapeConfigs)
+      throws IOException {
+    Path prometheus = RealBinaries.require("prometheus");
+    int port = RealBinaries.freePort();
+    Path config = dir.resolve("prometheus.yml");
+    Files.writeString(config, "global:\n  scrape_interval: 1s\nscrape_configs:\n" + scrapeConfigs);
     Process p =
         new ProcessBuilder(
                 prometheus.toString(),

@@ -3,6 +3,7 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.http.GuardedHttpServer;
 import dev.cudawatch.common.http.GuardedHttpServer.Request;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
+import dev.cudawatch.common.http.WebConfig;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
@@ -13,7 +14,7 @@ import java.util.function.Supplier;
 /**
  * The agent's {@code /metrics} (Prometheus text format) and {@code /healthz}, on the guarded server
  * the alerts service uses too: slow or idle clients are cut off at a deadline and cannot take the
- * workers a probe needs.
+ * workers a probe needs. TLS and basic auth come from the agent's {@code web_config_file}.
  */
 final class AgentEndpoint implements AutoCloseable {
   static final int MAX_CONNECTIONS = 32;
@@ -28,13 +29,20 @@ final class AgentEndpoint implements AutoCloseable {
   private final Supplier<Health> health;
   private final PrometheusTextFormatWriter text = PrometheusTextFormatWriter.create();
 
-  AgentEndpoint(String host, int port, PrometheusRegistry registry, Supplier<Health> health)
+  AgentEndpoint(
+      String host, int port, WebConfig web, PrometheusRegistry registry, Supplier<Health> health)
       throws IOException {
     this.registry = registry;
     this.health = health;
     this.server =
         new GuardedHttpServer(
-            host, port, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS, CONNECTION_TIMEOUT_MS, this::handle);
+            host,
+            port,
+            MAX_CONNECTIONS,
+            REQUEST_TIMEOUT_MS,
+            CONNECTION_TIMEOUT_MS,
+            web,
+            this::handle);
   }
 
   private Response handle(Request r) throws IOException {

@@ -10,6 +10,7 @@ import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import java.util.LinkedHashMap;
@@ -25,6 +26,8 @@ public final class AgentMetrics {
   private final PrometheusRegistry registry = new PrometheusRegistry();
 
   public AgentMetrics(Agent agent, Shipper shipper, DiskSpool spool, LongSupplier streamLines) {
+    // the JVM's and the process's own series (jvm_*, process_*), as every Java exporter has
+    JvmMetrics.builder().register(registry);
     // which build this is, as Prometheus' own prometheus_build_info
     Info.builder()
         .name("cudawatch_build_info")

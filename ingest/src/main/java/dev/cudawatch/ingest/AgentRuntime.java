@@ -161,6 +161,7 @@ public final class AgentRuntime implements AutoCloseable {
           new AgentEndpoint(
               settings.httpHost(),
               settings.httpPort(),
+              dev.cudawatch.common.http.WebConfig.load(settings.webConfigFile()),
               metrics.registry(),
               () -> {
                 Map<String, String> problems = problems();

@@ -48,6 +48,9 @@ import java.util.List;
  *     the agent ships a {@code QUIET} marker behind that line, so the processor closes the stream's
  *     incidents at once instead of after its own {@code flush_after_ms}; 0 sends none. One small
  *     record per burst of lines per file
+ * @param webConfigFile TLS and basic auth of /metrics and /healthz: a web-config file in the format
+ *     of Prometheus exporters ({@code tls_server_config}, {@code basic_auth_users} with bcrypt
+ *     hashes); both paths need the credentials. Unset: plain HTTP without auth
  */
 public record AgentSettings(
     KafkaSettings kafka,
@@ -74,7 +77,8 @@ public record AgentSettings(
     String runSpoolRoot,
     SlurmSourceSettings slurm,
     KubernetesSourceSettings kubernetes,
-    Long quietMarkerMs)
+    Long quietMarkerMs,
+    String webConfigFile)
     implements Validated {
 
   public AgentSettings {
@@ -108,7 +112,7 @@ public record AgentSettings(
   public static AgentSettings defaults() {
     return new AgentSettings(
         null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null, null, null, null, null, null, null, null);
+        null, null, null, null, null, null, null, null, null, null, null);
   }
 
   public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
@@ -187,6 +191,13 @@ public record AgentSettings(
     return c.build();
   }
 
+  /** The same settings with TLS and basic auth from the web-config {@code file} (null: none). */
+  public AgentSettings withWebConfig(String file) {
+    Copy c = new Copy(this);
+    c.webConfigFile = file;
+    return c.build();
+  }
+
   /** The same settings under another node name (tests). */
   public AgentSettings withHost(String name) {
     Copy c = new Copy(this);
@@ -221,6 +232,7 @@ public record AgentSettings(
     SlurmSourceSettings slurm;
     KubernetesSourceSettings kubernetes;
     Long quietMarkerMs;
+    String webConfigFile;
 
     Copy(AgentSettings s) {
       kafka = s.kafka;
@@ -248,6 +260,7 @@ public record AgentSettings(
       slurm = s.slurm;
       kubernetes = s.kubernetes;
       quietMarkerMs = s.quietMarkerMs;
+      webConfigFile = s.webConfigFile;
     }
 
     AgentSettings build() {
@@ -276,7 +289,8 @@ public record AgentSettings(
           runSpoolRoot,
           slurm,
           kubernetes,
-          quietMarkerMs);
+          quietMarkerMs,
+          webConfigFile);
     }
   }
 
@@ -312,5 +326,10 @@ public record AgentSettings(
         deadLetterMaxBytes >= 0, path + "dead_letter_max_bytes", "must not be negative");
     Validated.require(
         httpPort >= -1 && httpPort <= 65535, path + "http_port", "must be -1 (off) or 0..65535");
+    Validated.require(
+        webConfigFile == null
+            || java.nio.file.Files.isReadable(java.nio.file.Path.of(webConfigFile)),
+        path + "web_config_file",
+        "no readable file there");
   }
 }

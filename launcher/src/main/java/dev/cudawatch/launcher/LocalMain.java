@@ -6,6 +6,7 @@ import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.http.DefaultPorts;
+import dev.cudawatch.common.http.WebConfig;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -100,16 +101,28 @@ public final class LocalMain implements Callable<Integer> {
   @Option(names = "--no-gpu-samples", description = "do not sample GPU memory with nvidia-smi")
   boolean noGpuSamples;
 
+  @Option(
+      names = "--web-config",
+      paramLabel = "FILE",
+      description =
+          "TLS and basic auth of the HTTP port: a web-config file in the format of Prometheus"
+              + " exporters (tls_server_config, basic_auth_users), the alerts service's"
+              + " web_config_file")
+  Path webConfig;
+
   public static void main(String[] args) {
     System.exit(Cli.commandLine(new LocalMain()).execute(args));
   }
 
   @Override
   public Integer call() throws Exception {
+    WebConfig web;
     try {
       AlertsSettings.checkUrl(alertmanager, "--alertmanager");
       AlertsSettings.checkUrl(webhook, "--webhook");
       AlertsSettings.checkUrl(slack, "--slack");
+      // a bad web-config fails now, naming its key or file, before anything starts
+      web = webConfig == null ? null : WebConfig.load(webConfig.toString());
     } catch (ConfigException e) {
       System.err.println("cudawatch local: " + e.getMessage());
       return 2;
@@ -143,7 +156,10 @@ public final class LocalMain implements Callable<Integer> {
                     slack,
                     catalogs),
                 System.out)
-            .withNodeSources(sources);
+            .withNodeSources(sources)
+            .withAlertsSettings(
+                a ->
+                    webConfig == null ? a : a.withWebConfig(webConfig.toAbsolutePath().toString()));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -161,7 +177,10 @@ public final class LocalMain implements Callable<Integer> {
           "cudawatch local: port " + httpPort + " is in use; choose another with --http-port");
       return 2;
     }
-    String base = "http://127.0.0.1:" + cluster.httpPort();
+    String base =
+        (web != null && web.tls() != null ? "https" : "http")
+            + "://127.0.0.1:"
+            + cluster.httpPort();
     System.out.println("cudawatch local: running");
     System.out.println("  Kafka         " + cluster.bootstrapServers() + " (data in " + data + ")");
     System.out.println("  metrics       " + base + "/metrics");

@@ -7,6 +7,7 @@ import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.http.GuardedHttpServer;
 import dev.cudawatch.common.http.GuardedHttpServer.Request;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
+import dev.cudawatch.common.http.WebConfig;
 import dev.cudawatch.common.wire.WireJson;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.ExpositionFormats;
@@ -28,8 +29,9 @@ import java.util.Map;
  * Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /api/gpus (each GPU's health
  * and repair-ladder state; /api/gpus/{key} one of them), /api/jobs (failed jobs: the culprit rank
  * and its evidence; /api/jobs/{job} the job's latest failure), /healthz, on a {@link
- * GuardedHttpServer} (bounded connections, request size and time; loopback Host check). Bad input
- * (a malformed query string, an unknown parameter value) gets a 400 with a one-line reason.
+ * GuardedHttpServer} (bounded connections, request size and time; loopback Host check; TLS and
+ * basic auth from a web-config file). Bad input (a malformed query string, an unknown parameter
+ * value) gets a 400 with a one-line reason.
  */
 public final class ApiServer implements AutoCloseable {
   private static final int MAX_LIMIT = 1000;
@@ -112,7 +114,22 @@ public final class ApiServer implements AutoCloseable {
       Health health,
       IncidentPages pages)
       throws IOException {
-    this(host, port, registry, incidents, alerts, gpus, health, pages, REQUEST_TIMEOUT_MS);
+    this(host, port, registry, incidents, alerts, gpus, health, pages, REQUEST_TIMEOUT_MS, null);
+  }
+
+  /** With TLS and basic auth from a web-config file ({@code web}; null for neither). */
+  public ApiServer(
+      String host,
+      int port,
+      PrometheusRegistry registry,
+      IncidentStore incidents,
+      AlertStore alerts,
+      GpuHealthStore gpus,
+      Health health,
+      IncidentPages pages,
+      WebConfig web)
+      throws IOException {
+    this(host, port, registry, incidents, alerts, gpus, health, pages, REQUEST_TIMEOUT_MS, web);
   }
 
   ApiServer(
@@ -126,6 +143,21 @@ public final class ApiServer implements AutoCloseable {
       IncidentPages pages,
       long requestTimeoutMs)
       throws IOException {
+    this(host, port, registry, incidents, alerts, gpus, health, pages, requestTimeoutMs, null);
+  }
+
+  ApiServer(
+      String host,
+      int port,
+      PrometheusRegistry registry,
+      IncidentStore incidents,
+      AlertStore alerts,
+      GpuHealthStore gpus,
+      Health health,
+      IncidentPages pages,
+      long requestTimeoutMs,
+      WebConfig web)
+      throws IOException {
     this.pages = pages;
     this.gpus = gpus;
     this.jobFailures = pages.jobFailures();
@@ -135,7 +167,13 @@ public final class ApiServer implements AutoCloseable {
     this.health = health;
     this.server =
         new GuardedHttpServer(
-            host, port, MAX_CONNECTIONS, requestTimeoutMs, CONNECTION_TIMEOUT_MS, this::handle);
+            host,
+            port,
+            MAX_CONNECTIONS,
+            requestTimeoutMs,
+            CONNECTION_TIMEOUT_MS,
+            web,
+            this::handle);
   }
 
   public int port() {

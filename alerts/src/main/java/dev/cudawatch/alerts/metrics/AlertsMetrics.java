@@ -8,6 +8,7 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import java.time.Duration;
@@ -42,6 +43,8 @@ public final class AlertsMetrics {
   private final SeriesLimiter gpuSeries;
 
   public AlertsMetrics(AlertsSettings s) {
+    // the JVM's and the process's own series (jvm_*, process_*), as every Java exporter has
+    JvmMetrics.builder().register(registry);
     // which build this is, as Prometheus' own prometheus_build_info
     Info.builder()
         .name("cudawatch_build_info")

@@ -118,7 +118,14 @@ class ApiServerIT {
     assertEquals("HTTP/1.1 400 Bad Request", get("/api/alerts?limit=%", "127.0.0.1"));
     assertEquals("HTTP/1.1 400 Bad Request", get("/api/alerts?state=maybe", "127.0.0.1"));
     assertEquals("HTTP/1.1 400 Bad Request", raw("NONSENSE\r\n\r\n"));
-    assertEquals("HTTP/1.1 405 Method Not Allowed", raw("POST /api/alerts HTTP/1.1\r\n\r\n"));
+    assertEquals(
+        "HTTP/1.1 405 Method Not Allowed",
+        raw("POST /api/alerts HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
+    // HTTP/1.1 without a Host is malformed (RFC 9112 3.2: a server must answer 400); HTTP/1.0 tools
+    // send none and are served
+    assertEquals("HTTP/1.1 400 Bad Request", raw("GET /healthz HTTP/1.1\r\n\r\n"));
+    String old = raw("GET /healthz HTTP/1.0\r\n\r\n");
+    assertTrue(old.endsWith(" 200 OK"), old);
     assertEquals("HTTP/1.1 404 Not Found", get("/nope", "127.0.0.1"));
   }
 

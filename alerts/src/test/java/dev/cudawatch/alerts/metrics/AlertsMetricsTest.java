@@ -48,6 +48,7 @@ class AlertsMetricsTest {
             null,
             null,
             null,
+            null,
             null);
     AlertsMetrics m = new AlertsMetrics(s);
     m.incident(illegal("a", "train-1"), T0);

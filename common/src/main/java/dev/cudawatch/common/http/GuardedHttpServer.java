@@ -1,45 +1,50 @@
 package dev.cudawatch.common.http;
 
-import java.io.BufferedInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.server.ConnectionFactory;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.server.internal.HttpConnection;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A small HTTP/1.1 server for read-only GET endpoints that a slow or hostile client cannot block: a
- * thread per connection up to {@code maxConnections} (more are answered 503 at once), a request
- * head of at most {@link #MAX_HEAD_BYTES} that must arrive within {@code requestTimeoutMs}, and a
- * watchdog that closes any connection still open after {@code connectionTimeoutMs} (a client that
- * does not read its response). One request per connection ({@code Connection: close}). Bound to a
- * loopback address, it answers only requests whose {@code Host} names a loopback host, so a web
- * page cannot reach it through DNS rebinding. The one HTTP server of the alerts service and the
- * node agent: Java's own server (under Prometheus' exporter) hands a connection to a worker before
- * its request arrives, so ten slow clients left /healthz without one.
+ * The one HTTP server of the alerts service and the node agent, for read-only GET endpoints that a
+ * slow or hostile client cannot block: Jetty's core (no servlets), which parses request heads on
+ * its selector without holding a thread, so clients that never finish a head take no worker. On top
+ * of it, the limits of cudawatch's old hand-written server stay: at most {@code maxConnections}
+ * connections (more wait in the accept queue), a request head of at most {@link #MAX_HEAD_BYTES}
+ * (431) that must arrive within {@code requestTimeoutMs} (408), any connection closed after {@code
+ * connectionTimeoutMs} (a client that does not read its response), one request per connection.
+ * Bound to a loopback address it answers only requests whose {@code Host} names a loopback host
+ * (421), so a web page cannot reach it through DNS rebinding. A {@link WebConfig} adds TLS and
+ * basic auth, as Prometheus exporters do; every path is behind the auth, /healthz too.
  */
 public final class GuardedHttpServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GuardedHttpServer.class);
   public static final int MAX_HEAD_BYTES = 16 * 1024;
 
-  /** A parsed request; header names lower case. */
+  /** A parsed request; header names lower case (the first value of each). */
   public record Request(String method, String target, Map<String, String> headers) {}
 
   /** A response; {@code body} is not sent for HEAD; {@code headers} are added as given. */
@@ -53,17 +58,15 @@ public final class GuardedHttpServer implements AutoCloseable {
     Response handle(Request r) throws IOException;
   }
 
-  private final ServerSocket socket;
-  private final Handler handler;
-  private final long requestTimeoutMs;
-  private final long connectionTimeoutMs;
-  private final boolean loopback;
-  private final ThreadPoolExecutor workers;
-  private final ScheduledExecutorService watchdog;
-  private final Map<Socket, Long> open = new ConcurrentHashMap<>(); // socket -> deadline (nanos)
-  private final Thread acceptor;
-  private volatile boolean running = true;
+  private static final byte[] REQUEST_TIMEOUT =
+      ("HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: 46\r\n"
+              + "Connection: close\r\n\r\n{\"error\":\"request head not received in time\"}")
+          .getBytes(StandardCharsets.ISO_8859_1);
 
+  private final Server server;
+  private final ServerConnector connector;
+
+  /** Plain HTTP, no auth (tests and defaults). */
   public GuardedHttpServer(
       String host,
       int port,
@@ -72,164 +75,167 @@ public final class GuardedHttpServer implements AutoCloseable {
       long connectionTimeoutMs,
       Handler handler)
       throws IOException {
-    InetAddress addr = InetAddress.getByName(host);
-    this.socket = new ServerSocket();
-    socket.setReuseAddress(true);
-    socket.bind(new InetSocketAddress(addr, port), 64);
-    this.loopback = addr.isLoopbackAddress();
-    this.handler = handler;
-    this.requestTimeoutMs = requestTimeoutMs;
-    this.connectionTimeoutMs = connectionTimeoutMs;
-    this.workers =
-        new ThreadPoolExecutor(
-            0,
-            maxConnections,
-            30,
-            TimeUnit.SECONDS,
-            new SynchronousQueue<>(),
-            r -> daemon(r, "cudawatch-http"));
-    this.watchdog =
-        Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "cudawatch-http-dog"));
-    watchdog.scheduleWithFixedDelay(this::closeOverdue, 250, 250, TimeUnit.MILLISECONDS);
-    this.acceptor = daemon(this::accept, "cudawatch-http-accept");
-    acceptor.start();
+    this(host, port, maxConnections, requestTimeoutMs, connectionTimeoutMs, null, handler);
   }
 
-  private static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
+  /**
+   * @param web TLS and basic auth from a web-config file; null for plain HTTP without auth
+   */
+  public GuardedHttpServer(
+      String host,
+      int port,
+      int maxConnections,
+      long requestTimeoutMs,
+      long connectionTimeoutMs,
+      WebConfig web,
+      Handler handler)
+      throws IOException {
+    boolean loopback = InetAddress.getByName(host).isLoopbackAddress();
+    // few threads: one acceptor, one selector, and workers that only run quick handlers
+    QueuedThreadPool pool = new QueuedThreadPool(Math.max(8, maxConnections / 2 + 4), 2, 30_000);
+    pool.setName("cudawatch-http");
+    pool.setDaemon(true);
+    // a daemon scheduler too (Jetty's default is not): an unclosed server never holds the JVM up
+    this.server =
+        new Server(pool, new ScheduledExecutorScheduler("cudawatch-http-timer", true), null);
+    HttpConfiguration config = new HttpConfiguration();
+    config.setRequestHeaderSize(MAX_HEAD_BYTES);
+    config.setSendServerVersion(false);
+    config.setSendXPoweredBy(false);
+    // GPU keys hold an encoded slash (/api/gpus/node-1%2F0); the handlers decode paths themselves
+    config.setUriCompliance(UriCompliance.LEGACY);
+    HttpConnectionFactory http = new HttpConnectionFactory(config);
+    ConnectionFactory[] factories =
+        web == null || web.tls() == null
+            ? new ConnectionFactory[] {http}
+            : new ConnectionFactory[] {
+              new SslConnectionFactory(web.tls().sslContextFactory(), http.getProtocol()), http
+            };
+    this.connector = new ServerConnector(server, 1, 1, factories);
+    connector.setHost(host);
+    connector.setPort(port);
+    connector.setReuseAddress(true);
+    connector.setAcceptQueueSize(64);
+    // a stalled write or read is cut off by the deadlines below at the latest
+    connector.setIdleTimeout(connectionTimeoutMs);
+    connector.addBean(new Deadlines(requestTimeoutMs, connectionTimeoutMs));
+    server.addConnector(connector);
+    server.addBean(new NetworkConnectionLimit(maxConnections, connector));
+    BasicAuth auth = web == null ? null : web.basicAuth();
+    server.setHandler(new Adapter(handler, loopback, auth));
+    try {
+      server.start();
+    } catch (IOException e) {
+      close();
+      throw e;
+    } catch (Exception e) {
+      close();
+      throw new IOException("http: cannot start on " + host + ":" + port + ": " + e, e);
+    }
   }
 
   public int port() {
-    return socket.getLocalPort();
+    return connector.getLocalPort();
   }
 
-  private void accept() {
-    while (running) {
-      Socket s;
-      try {
-        s = socket.accept();
-      } catch (IOException e) {
-        if (running) {
-          LOG.warn("http: accept failed: {}", e.toString());
-          try {
-            Thread.sleep(50); // out of descriptors, say: do not spin on it
-          } catch (InterruptedException ie) {
-            return;
-          }
-        }
-        continue;
-      }
-      open.put(s, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(connectionTimeoutMs));
-      try {
-        workers.execute(() -> serve(s));
-      } catch (RejectedExecutionException e) {
-        // every worker busy (slow clients): say so at once rather than queue behind them
-        try (s) {
-          s.setSoTimeout(100);
-          write(s.getOutputStream(), "GET", error(503, "too many connections"));
-        } catch (IOException ignored) {
-          // the client went away
-        } finally {
-          open.remove(s);
-        }
-      }
+  /**
+   * The head deadline (408 when a request head is still incomplete) and the connection deadline
+   * (closed, response written or not) of each connection, on Jetty's scheduler.
+   */
+  private final class Deadlines implements Connection.Listener {
+    private final long requestTimeoutMs;
+    private final long connectionTimeoutMs;
+
+    Deadlines(long requestTimeoutMs, long connectionTimeoutMs) {
+      this.requestTimeoutMs = requestTimeoutMs;
+      this.connectionTimeoutMs = connectionTimeoutMs;
     }
-  }
 
-  private void closeOverdue() {
-    long now = System.nanoTime();
-    open.forEach(
-        (s, deadline) -> {
-          if (now - deadline >= 0) {
-            try {
-              s.close(); // unblocks its worker's read or write
-            } catch (IOException ignored) {
-              // closing anyway
+    @Override
+    public void onOpened(Connection c) {
+      if (!(c instanceof HttpConnection h)) {
+        return; // the TLS layer below: its HttpConnection gets the deadlines
+      }
+      Scheduler s = connector.getScheduler();
+      Scheduler.Task head =
+          s.schedule(() -> headDeadline(h), requestTimeoutMs, TimeUnit.MILLISECONDS);
+      Scheduler.Task whole =
+          s.schedule(() -> h.getEndPoint().close(), connectionTimeoutMs, TimeUnit.MILLISECONDS);
+      h.addEventListener(
+          new Connection.Listener() {
+            @Override
+            public void onClosed(Connection closed) {
+              head.cancel();
+              whole.cancel();
             }
-            open.remove(s);
-          }
-        });
-  }
+          });
+    }
 
-  private void serve(Socket s) {
-    try (s) {
-      Request req;
-      try {
-        req = readHead(s);
-      } catch (BadRequest e) {
-        write(s.getOutputStream(), "GET", error(e.status, e.getMessage()));
+    private void headDeadline(HttpConnection h) {
+      if (!h.getEndPoint().isOpen() || !h.getParser().inHeaderState()) {
         return;
       }
-      if (req == null) {
-        return; // closed or timed out before a whole request head
+      try {
+        h.getEndPoint().flush(ByteBuffer.wrap(REQUEST_TIMEOUT));
+      } catch (IOException | RuntimeException e) {
+        // the client went away, or TLS never got far enough to answer: just close
+      } finally {
+        h.getEndPoint().close();
       }
-      Response resp;
-      if (loopback && !loopbackHost(req.headers().get("host"))) {
-        resp = error(421, "this server answers only to a loopback Host (DNS rebinding)");
-      } else {
-        resp = handler.handle(req);
-      }
-      write(s.getOutputStream(), req.method(), resp);
-    } catch (IOException e) {
-      // the client went away or was too slow: nothing to answer
-    } catch (RuntimeException e) {
-      LOG.error("http: handler failed", e);
-    } finally {
-      open.remove(s);
     }
   }
 
-  /** The request line and headers, within the size and time bounds; null if the client left. */
-  private Request readHead(Socket s) throws IOException {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(requestTimeoutMs);
-    InputStream in = new BufferedInputStream(s.getInputStream(), 4096);
-    ByteArrayOutputStream head = new ByteArrayOutputStream();
-    int matched = 0; // of "\r\n\r\n"
-    while (matched < 4) {
-      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-      if (left <= 0) {
-        throw new BadRequest(408, "request head not received in time");
+  /** Jetty's request to ours and back: the Host check, the auth, then the handler. */
+  private static final class Adapter extends org.eclipse.jetty.server.Handler.Abstract {
+    private final Handler handler;
+    private final boolean loopback;
+    private final BasicAuth auth;
+
+    Adapter(Handler handler, boolean loopback, BasicAuth auth) {
+      super(InvocationType.BLOCKING);
+      this.handler = handler;
+      this.loopback = loopback;
+      this.auth = auth;
+    }
+
+    @Override
+    public boolean handle(
+        org.eclipse.jetty.server.Request request,
+        org.eclipse.jetty.server.Response response,
+        Callback callback) {
+      Map<String, String> headers = new LinkedHashMap<>();
+      for (HttpField f : request.getHeaders()) {
+        headers.putIfAbsent(f.getLowerCaseName(), f.getValue());
       }
-      s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
-      int b;
+      Response r;
       try {
-        b = in.read();
-      } catch (SocketTimeoutException e) {
-        throw new BadRequest(408, "request head not received in time");
+        if (loopback && !loopbackHost(headers.get("host"))) {
+          r = error(421, "this server answers only to a loopback Host (DNS rebinding)");
+        } else if (auth != null && !auth.allows(headers.get("authorization"))) {
+          r =
+              new Response(
+                  401,
+                  "application/json",
+                  error(401, "authentication required").body(),
+                  Map.of("WWW-Authenticate", "Basic realm=\"cudawatch\", charset=\"UTF-8\""));
+        } else {
+          r =
+              handler.handle(
+                  new Request(request.getMethod(), request.getHttpURI().getPathQuery(), headers));
+        }
+      } catch (IOException | RuntimeException e) {
+        LOG.error("http: handler failed", e);
+        r = error(500, "internal error");
       }
-      if (b < 0) {
-        return null;
-      }
-      if (head.size() >= MAX_HEAD_BYTES) {
-        throw new BadRequest(431, "request head larger than " + MAX_HEAD_BYTES + " bytes");
-      }
-      head.write(b);
-      if ((b == '\r' && (matched == 0 || matched == 2)) || (b == '\n' && matched % 2 == 1)) {
-        matched++;
-      } else {
-        matched = b == '\r' ? 1 : 0;
-      }
+      response.setStatus(r.status());
+      var h = response.getHeaders();
+      h.put(HttpHeader.CONTENT_TYPE, r.contentType());
+      h.put(HttpHeader.CONTENT_LENGTH, r.body().length);
+      r.headers().forEach(h::put);
+      h.put(HttpHeader.CONNECTION, "close"); // one request per connection, as the deadlines assume
+      response.write(true, ByteBuffer.wrap(r.body()), callback);
+      return true;
     }
-    String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
-    String[] first = lines[0].split(" ");
-    if (first.length != 3 || !first[2].startsWith("HTTP/1.")) {
-      throw new BadRequest(400, "malformed request line");
-    }
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (int i = 1; i < lines.length; i++) {
-      int colon = lines[i].indexOf(':');
-      if (colon <= 0) {
-        throw new BadRequest(400, "malformed header");
-      }
-      String name = lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT);
-      if (headers.putIfAbsent(name, lines[i].substring(colon + 1).trim()) != null
-          && name.equals("host")) {
-        throw new BadRequest(400, "more than one Host header");
-      }
-    }
-    return new Request(first[0], first[1], headers);
   }
 
   /** localhost, 127.x.x.x or [::1], with or without a port. */
@@ -254,63 +260,12 @@ public final class GuardedHttpServer implements AutoCloseable {
     return new Response(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
   }
 
-  private static void write(OutputStream out, String method, Response r) throws IOException {
-    StringBuilder h = new StringBuilder();
-    h.append("HTTP/1.1 ").append(r.status()).append(' ').append(reason(r.status())).append("\r\n");
-    h.append("Content-Type: ").append(r.contentType()).append("\r\n");
-    h.append("Content-Length: ").append(r.body().length).append("\r\n");
-    r.headers().forEach((k, v) -> h.append(k).append(": ").append(v).append("\r\n"));
-    h.append("Connection: close\r\n\r\n");
-    out.write(h.toString().getBytes(StandardCharsets.ISO_8859_1));
-    if (!"HEAD".equals(method)) {
-      out.write(r.body());
-    }
-    out.flush();
-  }
-
-  private static String reason(int status) {
-    return switch (status) {
-      case 200 -> "OK";
-      case 400 -> "Bad Request";
-      case 404 -> "Not Found";
-      case 405 -> "Method Not Allowed";
-      case 408 -> "Request Timeout";
-      case 421 -> "Misdirected Request";
-      case 431 -> "Request Header Fields Too Large";
-      case 503 -> "Service Unavailable";
-      default -> "Status";
-    };
-  }
-
-  private static final class BadRequest extends IOException {
-    private static final long serialVersionUID = 1L;
-    final int status;
-
-    BadRequest(int status, String m) {
-      super(m);
-      this.status = status;
-    }
-  }
-
   @Override
   public void close() {
-    running = false;
     try {
-      socket.close();
-    } catch (IOException ignored) {
-      // closing
+      server.stop();
+    } catch (Exception e) {
+      LOG.warn("http: stop failed: {}", e.toString());
     }
-    acceptor.interrupt();
-    watchdog.shutdownNow();
-    workers.shutdownNow();
-    open.keySet()
-        .forEach(
-            s -> {
-              try {
-                s.close();
-              } catch (IOException ignored) {
-                // closing
-              }
-            });
   }
 }

@@ -113,6 +113,21 @@ class DashboardQueriesIT {
           flinkNames.contains(
               "flink_taskmanager_job_task_operator_version_revision_cudawatch_build_info"),
           "no build_info among the Flink metrics: " + flinkNames);
+      // the job's JVM and process series are Flink's own (its reporter has no jvm_/process_)
+      for (String jvm :
+          List.of(
+              "flink_taskmanager_Status_JVM_Memory_Heap_Used",
+              "flink_taskmanager_Status_JVM_CPU_Time",
+              "flink_jobmanager_Status_JVM_Memory_Heap_Used")) {
+        assertTrue(flinkNames.contains(jvm), jvm + " not among the Flink metrics: " + flinkNames);
+      }
+      // the agent's and the alerts service's /metrics carry the JVM's and the process's series
+      for (String job : List.of("cudawatch-alerts", "cudawatch-agents")) {
+        for (String series : List.of("jvm_memory_used_bytes", "process_cpu_seconds_total")) {
+          assertTrue(
+              hasData(query(promUrl, series + "{job=\"" + job + "\"}")), job + ": " + series);
+        }
+      }
     } finally {
       prom.close();
       webhook.stop(0);

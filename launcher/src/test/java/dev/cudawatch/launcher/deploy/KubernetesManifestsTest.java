@@ -82,6 +82,8 @@ class KubernetesManifestsTest {
         }
         case "PrometheusRule" ->
             assertFalse(d.at("/metadata/labels/release").asText().isEmpty(), where + ": release");
+        case "NetworkPolicy" ->
+            assertFalse(d.at("/spec/podSelector/matchLabels").isEmpty(), where + ": podSelector");
         case "FlinkDeployment",
             "Namespace",
             "ServiceAccount",
@@ -199,6 +201,78 @@ class KubernetesManifestsTest {
         find(docs, "Deployment", "cudawatch-alerts").at("/spec/template/spec/containers/0/env");
     assertEquals(
         "CUDAWATCH_ALERTS_NOTIFICATIONS__SLACK_WEBHOOK_URL", alertsEnv.get(0).get("name").asText());
+  }
+
+  @Test
+  void onlyMonitoringAndTheNamespaceItselfReachTheAlertsService() throws Exception {
+    List<JsonNode> docs = all();
+    JsonNode policy = find(docs, "NetworkPolicy", "cudawatch-alerts");
+    JsonNode pods =
+        find(docs, "Deployment", "cudawatch-alerts").at("/spec/template/metadata/labels");
+    policy
+        .at("/spec/podSelector/matchLabels")
+        .properties()
+        .forEach(e -> assertEquals(e.getValue().asText(), pods.path(e.getKey()).asText()));
+    assertEquals("[\"Ingress\"]", policy.at("/spec/policyTypes").toString());
+    JsonNode ingress = policy.at("/spec/ingress");
+    assertEquals(2, ingress.size(), ingress.toString());
+    String monitoring = ingress.get(0).toString();
+    assertTrue(
+        monitoring.contains("\"kubernetes.io/metadata.name\"")
+            && monitoring.contains("[\"monitoring\"]")
+            && monitoring.contains("[\"prometheus\",\"alertmanager\"]"),
+        monitoring);
+    assertEquals("{}", ingress.get(1).at("/from/0/podSelector").toString());
+    assertTrue(ingress.get(1).at("/from/0/namespaceSelector").isMissingNode(), "same namespace");
+    for (JsonNode rule : ingress) {
+      assertEquals("http", rule.at("/ports/0/port").asText(), rule.toString());
+    }
+  }
+
+  /**
+   * The example overlay's TLS: its web-config loads strictly, and the passwords that Prometheus
+   * (its Secret) and the probes (their header) send match the bcrypt hashes in it.
+   */
+  @Test
+  void theExampleOverlaysWebConfigAcceptsThePrometheusAndProbeCredentials() throws Exception {
+    Path overlay = Repo.path("deploy/k8s/overlays/example");
+    List<JsonNode> patch = Repo.documents(overlay.resolve("alerts-tls.yaml"));
+    String web = find(patch, "ConfigMap", "cudawatch-alerts").at("/data/web-config.yml").asText();
+    var file =
+        new ConfigLoader("UNUSED", Map.of())
+            .load(Repo.temp(web), dev.cudawatch.common.http.WebConfig.File.class);
+    assertEquals(
+        "/etc/cudawatch/tls/tls.crt", file.tlsServerConfig().certFile(), "the Secret's mount");
+    JsonNode deploy = find(patch, "Deployment", "cudawatch-alerts");
+    assertEquals(
+        "/etc/cudawatch/web-config.yml",
+        deploy.at("/spec/template/spec/containers/0/env/0/value").asText());
+    assertEquals(
+        "CUDAWATCH_ALERTS_WEB_CONFIG_FILE",
+        deploy.at("/spec/template/spec/containers/0/env/0/name").asText());
+    String header =
+        deploy
+            .at("/spec/template/spec/containers/0/readinessProbe/httpGet/httpHeaders/0/value")
+            .asText();
+    String[] probe =
+        new String(
+                java.util.Base64.getDecoder().decode(header.substring("Basic ".length())),
+                java.nio.charset.StandardCharsets.UTF_8)
+            .split(":", 2);
+    assertTrue(
+        org.springframework.security.crypto.bcrypt.BCrypt.checkpw(
+            probe[1], file.basicAuthUsers().get(probe[0])),
+        "the probes' password matches user " + probe[0]);
+    JsonNode scrape =
+        find(
+            Repo.documents(overlay.resolve("alerts-tls-secrets.yaml")),
+            "Secret",
+            "cudawatch-alerts-scrape");
+    assertTrue(
+        org.springframework.security.crypto.bcrypt.BCrypt.checkpw(
+            scrape.at("/stringData/password").asText(),
+            file.basicAuthUsers().get(scrape.at("/stringData/username").asText())),
+        "Prometheus' password matches its user");
   }
 
   @Test

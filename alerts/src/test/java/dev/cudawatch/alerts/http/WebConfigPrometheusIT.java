@@ -1,0 +1,256 @@
+package dev.cudawatch.alerts.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.alerts.AlertsService;
+import dev.cudawatch.alerts.AlertsSettings;
+import dev.cudawatch.alerts.RealPrometheus;
+import dev.cudawatch.common.config.KafkaSettings;
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.testkit.Await;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.security.crypto.bcrypt.BCrypt;
+
+/**
+ * The alerts service behind TLS and basic auth from a web-config file in the exporter-toolkit
+ * format, scraped by a real Prometheus (Debian's package) with {@code scheme: https}, the
+ * certificate as its CA and the user's password: Prometheus reports the target up, and requests
+ * without credentials, with a wrong password or in plain HTTP are refused.
+ */
+class WebConfigPrometheusIT {
+  private static final String USER = "prometheus";
+  private static final String PASSWORD = "s3cret-scrape";
+
+  @TempDir Path dir;
+
+  @Test
+  void prometheusScrapesOverTlsWithBasicAuthAndOthersAreRefused() throws Exception {
+    Path cert = dir.resolve("cert.pem");
+    selfSignedCertificate(cert, dir.resolve("key.pem"));
+    Path web = dir.resolve("web-config.yml");
+    Files.writeString(
+        web,
+        "tls_server_config:\n"
+            + "  cert_file: cert.pem\n" // relative to the web-config, as in exporter-toolkit
+            + "  key_file: key.pem\n"
+            + "  min_version: TLS12\n"
+            + "basic_auth_users:\n"
+            + "  "
+            + USER
+            + ": '"
+            + BCrypt.hashpw(PASSWORD, BCrypt.gensalt(10))
+            + "'\n");
+    String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort(); // the HTTP side needs no broker
+    AlertsSettings s =
+        AlertsSettings.defaults()
+            .with(
+                new KafkaSettings(nobody, Map.of()),
+                0,
+                dev.cudawatch.alerts.notify.NotifySettings.defaults())
+            .withWebConfig(web.toString());
+    try (AlertsService svc = new AlertsService(s, new Health(), null, Clock.systemUTC())) {
+      svc.start();
+      int port = svc.httpPort();
+      String base = "https://127.0.0.1:" + port;
+      HttpClient https =
+          HttpClient.newBuilder()
+              .sslContext(trusting(cert))
+              .connectTimeout(Duration.ofSeconds(5))
+              .build();
+
+      HttpResponse<String> anonymous = https.send(get(base + "/metrics", null), body());
+      assertEquals(401, anonymous.statusCode());
+      assertTrue(
+          anonymous.headers().firstValue("WWW-Authenticate").orElse("").startsWith("Basic "),
+          anonymous.headers().map().toString());
+      assertEquals(401, https.send(get(base + "/healthz", null), body()).statusCode());
+      assertEquals(401, https.send(get(base + "/metrics", "wrong"), body()).statusCode());
+      HttpResponse<String> ok = https.send(get(base + "/metrics", PASSWORD), body());
+      assertEquals(200, ok.statusCode());
+      assertTrue(ok.body().contains("cudawatch_build_info"), ok.body());
+      // the JVM's and the process's own series, beside the service's
+      assertTrue(ok.body().contains("\njvm_memory_used_bytes{"), ok.body());
+      assertTrue(ok.body().contains("\njvm_threads_current "), ok.body());
+      assertTrue(ok.body().contains("\nprocess_cpu_seconds_total "), ok.body());
+      assertTrue(ok.body().contains("\nprocess_open_fds "), ok.body());
+      // plain HTTP on the TLS port gets no metrics
+      HttpClient plain = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+      int plainStatus;
+      try {
+        plainStatus =
+            plain.send(get("http://127.0.0.1:" + port + "/metrics", PASSWORD), body()).statusCode();
+      } catch (java.io.IOException refused) {
+        plainStatus = -1; // the TLS handshake failed and the connection closed
+      }
+      assertTrue(plainStatus == -1 || plainStatus == 400, "plain HTTP answered " + plainStatus);
+
+      RealPrometheus prom =
+          RealPrometheus.startWithScrapeConfigs(
+              dir,
+              "  - job_name: cudawatch-alerts\n"
+                  + "    scheme: https\n"
+                  + "    tls_config:\n"
+                  + "      ca_file: "
+                  + cert
+                  + "\n"
+                  + "    basic_auth:\n"
+                  + "      username: "
+                  + USER
+                  + "\n"
+                  + "      password: "
+                  + PASSWORD
+                  + "\n"
+                  + "    static_configs:\n"
+                  + "      - targets: ['127.0.0.1:"
+                  + port
+                  + "']\n");
+      try {
+        HttpClient http = HttpClient.newHttpClient();
+        Await.until(
+            "Prometheus to scrape the alerts service over TLS with basic auth (up == 1)",
+            () -> {
+              assertTrue(prom.isAlive(), "prometheus exited; see " + dir.resolve("prometheus.log"));
+              return query(http, prom.url(), "up{job=\"cudawatch-alerts\"} == 1");
+            },
+            r -> r.contains("\"value\""),
+            Duration.ofSeconds(120));
+        // and what it scraped is the service's: its own series and the JVM's
+        Await.until(
+            "the scraped series to include the JVM's and the process's",
+            () -> query(http, prom.url(), "count({__name__=~\"(jvm|process)_.*\"}) > 10"),
+            r -> r.contains("\"value\""),
+            Duration.ofSeconds(60));
+      } finally {
+        prom.close();
+      }
+    }
+  }
+
+  private static String query(HttpClient http, String promUrl, String promql) {
+    try {
+      return http.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          promUrl
+                              + "/api/v1/query?query="
+                              + URLEncoder.encode(promql, StandardCharsets.UTF_8)))
+                  .timeout(Duration.ofSeconds(5))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString())
+          .body();
+    } catch (Exception e) {
+      return "not yet: " + e; // Prometheus still starting
+    }
+  }
+
+  private static HttpRequest get(String url, String password) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10));
+    if (password != null) {
+      String pair = USER + ":" + password;
+      b.header(
+          "Authorization",
+          "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8)));
+    }
+    return b.build();
+  }
+
+  private static HttpResponse.BodyHandler<String> body() {
+    return HttpResponse.BodyHandlers.ofString();
+  }
+
+  private static SSLContext trusting(Path certPem) throws Exception {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    try (var in = new ByteArrayInputStream(Files.readAllBytes(certPem))) {
+      trust.setCertificateEntry(
+          "cudawatch", CertificateFactory.getInstance("X.509").generateCertificate(in));
+    }
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trust);
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(null, tmf.getTrustManagers(), null);
+    return ctx;
+  }
+
+  /**
+   * A self-signed certificate for localhost and 127.0.0.1 by keytool, written as PEM (certificate,
+   * PKCS#8 key). Valid from a fixed date in the past for a century, so it holds under a shifted
+   * clock (faketime) and for Prometheus, whose Go clock faketime does not shift.
+   */
+  private static void selfSignedCertificate(Path certPem, Path keyPem) throws Exception {
+    Path p12 = certPem.resolveSibling("server.p12");
+    Process keytool =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair",
+                "-alias",
+                "server",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                "san=dns:localhost,ip:127.0.0.1",
+                "-ext",
+                "bc:c=ca:true",
+                "-startdate",
+                "2020/01/01 00:00:00",
+                "-validity",
+                "36500",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                p12.toString(),
+                "-storepass",
+                "changeit")
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(keytool.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(keytool.waitFor(60, TimeUnit.SECONDS), "keytool did not finish");
+    assertEquals(0, keytool.exitValue(), out);
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    try (var in = Files.newInputStream(p12)) {
+      ks.load(in, "changeit".toCharArray());
+    }
+    Certificate c = ks.getCertificate("server");
+    Files.writeString(certPem, pem("CERTIFICATE", c.getEncoded()));
+    Files.writeString(
+        keyPem, pem("PRIVATE KEY", ks.getKey("server", "changeit".toCharArray()).getEncoded()));
+    assertEquals(List.of("RSA"), List.of(c.getPublicKey().getAlgorithm()));
+  }
+
+  private static String pem(String type, byte[] der) {
+    return "-----BEGIN "
+        + type
+        + "-----\n"
+        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
+        + "\n-----END "
+        + type
+        + "-----\n";
+  }
+}
