@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # The agent's steady RSS and CPU following 100 files at 10,000 lines/s in all, shipping to a real
 # broker (the local jar's BrokerMain). The agent runs as bin/cudawatch runs it (its JVM flags; add
-# some with JAVA_OPTS); --jar JAR runs another agent jar through the same launcher (a "before").
+# some with JAVA_OPTS); --jar JAR and --launcher FILE run another agent jar and launcher script (a
+# "before": git show REV:bin/cudawatch >FILE).
 # After a warm-up it samples VmRSS from /proc/PID/status every second and prints one line:
 #   label rss_median_mb rss_max_mb cpu_pct lines_per_s_written records_per_s_acked jar_mb
-#   bench/agent-rss/run.sh [--label NAME] [--jar JAR] [--files 100] [--rate 10000]
+#   bench/agent-rss/run.sh [--label NAME] [--jar JAR] [--launcher FILE] [--files 100] [--rate 10000]
 #                          [--warmup 30] [--seconds 60]
 # Needs the built jars: ./mvnw -q -DskipTests package -pl ingest,launcher -am
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-label=after jar="" files=100 rate=10000 warmup=30 seconds=60
+label=after jar="" launcher_src="" files=100 rate=10000 warmup=30 seconds=60
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --label) label="$2"; shift 2 ;;
     --jar) jar="$2"; shift 2 ;;
+    --launcher) launcher_src="$2"; shift 2 ;;
     --files) files="$2"; shift 2 ;;
     --rate) rate="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
@@ -35,10 +37,11 @@ trap cleanup EXIT
 
 # the launcher in a tree of its own when another jar is measured: it finds ingest/target/ beside it
 launcher="$root/bin/cudawatch"
-if [[ -n "$jar" ]]; then
+if [[ -n "$jar" || -n "$launcher_src" ]]; then
   mkdir -p "$work/tree/bin" "$work/tree/ingest/target"
-  cp "$root/bin/cudawatch" "$work/tree/bin/"
-  cp "$jar" "$work/tree/ingest/target/cudawatch-agent.jar"
+  cp "${launcher_src:-$root/bin/cudawatch}" "$work/tree/bin/cudawatch"
+  chmod +x "$work/tree/bin/cudawatch"
+  cp "${jar:-$root/ingest/target/cudawatch-agent.jar}" "$work/tree/ingest/target/cudawatch-agent.jar"
   launcher="$work/tree/bin/cudawatch"
 fi
 agent_jar="$(dirname "$launcher")/../ingest/target/cudawatch-agent.jar"
