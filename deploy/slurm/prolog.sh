@@ -109,7 +109,7 @@ if [[ "$job" =~ ^[0-9]+$ ]]; then
   fi
 fi
 
-# the run-spool handoff root (README: cudawatch run): the job's `cudawatch run` spools there when
+# the run-spool handoff root (docs/agent.md: the run-spool handoff): the job's `cudawatch run` spools there when
 # Kafka is away and the agent (group cudawatch) ships it; made here too in case the agent's unit
 # has not run yet. Root-owned, never a link; only where the agent's group exists.
 handoff=${CUDAWATCH_RUN_SPOOL_ROOT:-/var/spool/cudawatch/run}

@@ -82,7 +82,7 @@ public final class ProcessorMain implements Callable<Integer> {
       names = "--no-topic-setup",
       description =
           "do not create missing topics or set the logs topic's timestamp type (when an operator"
-              + " manages topics; see docs/deploy.md)")
+              + " manages topics; see docs/deployment.md)")
   boolean noTopicSetup;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -130,7 +130,7 @@ public final class ProcessorMain implements Callable<Integer> {
       Throwable c = e instanceof ExecutionException ? e.getCause() : e;
       LOG.warn(
           "cannot set up the topics ({}): create them and set message.timestamp.type=LogAppendTime"
-              + " on each logs topic by hand (docs/deploy.md)",
+              + " on each logs topic by hand (docs/deployment.md)",
           c.toString());
     }
   }

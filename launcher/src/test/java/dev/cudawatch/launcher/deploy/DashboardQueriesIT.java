@@ -105,10 +105,10 @@ class DashboardQueriesIT {
           },
           java.util.Set::isEmpty,
           java.time.Duration.ofSeconds(180));
-      // the Flink metric names as Prometheus sees them, for the README's table
+      // the Flink metric names as Prometheus sees them, for docs/alerts.md's table
       List<String> flinkNames = names(promUrl, "flink");
       Files.writeString(Path.of("target", "flink-metric-names.txt"), String.join("\n", flinkNames));
-      // the job's build, as the README's table names it
+      // the job's build, as docs/alerts.md's table names it
       assertTrue(
           flinkNames.contains(
               "flink_taskmanager_job_task_operator_version_revision_cudawatch_build_info"),
