@@ -29,13 +29,14 @@ FROM runtime AS agent
 COPY --from=release /opt/cudawatch/lib/cudawatch-agent.jar /opt/cudawatch/lib/
 USER cudawatch
 EXPOSE 7461
-ENTRYPOINT ["/opt/cudawatch/runtime/bin/java", "-XX:+UseSerialGC", "-Xmx128m", "-cp", "/opt/cudawatch/lib/cudawatch-agent.jar", "dev.cudawatch.ingest.AgentMain"]
+# bin/cudawatch holds the agent's JVM options (one place for the packages, the tarball and images)
+ENTRYPOINT ["/opt/cudawatch/bin/cudawatch", "agent"]
 
 FROM runtime AS alerts
 COPY --from=release /opt/cudawatch/lib/cudawatch-alerts.jar /opt/cudawatch/lib/
 USER cudawatch
 EXPOSE 7460
-ENTRYPOINT ["/opt/cudawatch/runtime/bin/java", "-Xmx512m", "-jar", "/opt/cudawatch/lib/cudawatch-alerts.jar"]
+ENTRYPOINT ["/opt/cudawatch/bin/cudawatch", "alerts"]
 
 # Everything in one JVM. Its HTTP server listens on 127.0.0.1 only (as on a laptop), so run it on
 # the host's network, where that is the host's loopback:
@@ -48,7 +49,7 @@ RUN install -d -o cudawatch -m 0777 /var/lib/cudawatch/logs /var/lib/cudawatch/d
 USER cudawatch
 WORKDIR /var/lib/cudawatch
 EXPOSE 7460
-ENTRYPOINT ["/opt/cudawatch/runtime/bin/java", "-jar", "/opt/cudawatch/lib/cudawatch-local.jar"]
+ENTRYPOINT ["/opt/cudawatch/bin/cudawatch", "local"]
 CMD ["--logs", "/var/lib/cudawatch/logs", "--data-dir", "/var/lib/cudawatch/data", "--replay", "/opt/cudawatch/samples"]
 
 # The Flink job: the Flink image with the job jar in usrlib, for `flink run` from a client
