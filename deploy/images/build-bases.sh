@@ -8,7 +8,7 @@
 #
 #   localhost/cudawatch-base/debian:bookworm-slim     for debian:bookworm-slim (minbase, bash,
 #                                                     busybox's wget for healthchecks, CA certificates)
-#   localhost/cudawatch-base/kafka:4.2.0              for apache/kafka:4.2.0
+#   localhost/cudawatch-base/kafka:4.2.2              for apache/kafka:4.2.2
 #   localhost/cudawatch-base/flink:2.2.1-java17       for flink:2.2.1-java17
 #   localhost/cudawatch-base/prometheus:bookworm      for prom/prometheus (Debian's prometheus)
 #   localhost/cudawatch-base/alertmanager:bookworm    for prom/alertmanager (prometheus-alertmanager)
@@ -31,7 +31,7 @@ release="$(cd "$(dirname "$release")" && pwd)/$(basename "$release")"
 prefix=localhost/cudawatch-base
 suite=bookworm
 mirror="${DEBIAN_MIRROR:-}" # empty: mmdebstrap's default (deb.debian.org, or the host's apt proxy settings)
-kafka_version=4.2.0
+kafka_version=4.2.2
 argparse4j_version=0.7.0
 
 work="$(mktemp -d /tmp/cudawatch-bases.XXXXXX)"

@@ -76,7 +76,7 @@ class ComposeFileTest {
     }
     // the Flink and Kafka versions match the build's
     assertEquals("flink:2.2.1-java17", services().get("jobmanager").get("image").asText());
-    assertEquals("apache/kafka:4.2.0", services().get("kafka").get("image").asText());
+    assertEquals("apache/kafka:4.2.2", services().get("kafka").get("image").asText());
     assertTrue(dockerfile.contains("ARG FLINK_BASE=flink:2.2.1-java17"), "FLINK_BASE");
     assertTrue(dockerfile.contains("FROM ${FLINK_BASE} AS processor"), "processor on FLINK_BASE");
     assertTrue(dockerfile.contains("ARG BASE=debian:bookworm-slim"), "BASE");
