@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Makes, from Debian packages and Maven Central artifacts, the base images that stand in for the
 # official ones where no image registry is reachable (CI, air-gapped sites). Idempotent: an image
-# that exists is kept unless its sources here changed (a label holds their hash; --rebuild makes
-# them all again).
+# that exists is kept unless its sources here, or for Kafka and Flink the release's runtime and local jar,
+# changed (a label holds their hash; --rebuild makes them all again).
 #
 #   deploy/images/build-bases.sh [--rebuild] RELEASE.tar.gz
 #
@@ -42,8 +42,13 @@ exists() {
   ! $rebuild && podman image exists "$1" &&
     [[ "$(podman image inspect --format '{{index .Labels "cudawatch.sources"}}' "$1")" == "$(sources "${2:-}")" ]]
 }
-sources() { # the hash of this script and of a directory's files
-  cat "${BASH_SOURCE[0]}" ${1:+"$here/$1"/*} | sha256sum | cut -c1-16
+# the hash of this script, of a directory's files and, for the images made from the release (Kafka,
+# Flink), of its runtime and local jar: a rebuilt release makes them again
+sources() {
+  {
+    cat "${BASH_SOURCE[0]}" ${1:+"$here/$1"/*}
+    if [[ "${1:-}" == kafka || "${1:-}" == flink ]]; then echo "${release_hash:?}"; fi
+  } | sha256sum | cut -c1-16
 }
 # build NAME DIR CONTEXT [ARGS...]: podman build of DIR/Containerfile, labelled with its sources' hash
 build() {
@@ -79,6 +84,7 @@ mkdir -p "$ctx"
 tar -C "$work" -xzf "$release" --wildcards '*/runtime/*' '*/lib/cudawatch-local.jar'
 mv "$work"/cudawatch-*/runtime "$ctx/runtime"
 mv "$work"/cudawatch-*/lib/cudawatch-local.jar "$ctx/cudawatch-local.jar"
+release_hash="$(cat "$ctx/cudawatch-local.jar" "$ctx/runtime/release" | sha256sum | cut -c1-16)"
 
 kafka="$prefix/kafka:$kafka_version"
 if ! exists "$kafka" kafka; then
