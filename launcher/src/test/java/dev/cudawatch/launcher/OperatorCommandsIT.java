@@ -37,13 +37,16 @@ class OperatorCommandsIT {
   static final List<String> FOREIGN =
       List.of(
           "deploy/alertmanager/",
+          "deploy/compose/podman-override.yml",
           "deploy/flink/",
+          "deploy/images/",
           "deploy/grafana/",
           "deploy/prometheus/",
           "deploy/shippers/filebeat/",
           "deploy/shippers/fluent-bit/",
           "deploy/shippers/otel-collector/",
           "deploy/shippers/vector/",
+          "deploy/k8s/base/alerts-network-policy.yaml",
           "deploy/k8s/base/grafana-dashboards.yaml",
           "deploy/k8s/base/kustomization.yaml",
           "deploy/k8s/base/namespace.yaml",
