@@ -108,8 +108,15 @@ class PodEventWriterIT {
     // an OpenTelemetry source (namespace/pod/container) names its pod too
     writer.onIncident(incident("o:1", "nccl_timeout", "critical", "ml/train-7-worker-1/pytorch"));
     Await.until("the second pod's Event", () -> api.events().size() == 2, Duration.ofSeconds(30));
-    assertTrue(scrape().contains("cudawatch_pod_events_total{result=\"created\"} 2.0"), scrape());
-    assertTrue(scrape().contains("cudawatch_pod_events_total{result=\"series\"} 1.0"), scrape());
+    // the writer counts once the API server's answer is back, a moment after the double holds it
+    Await.until(
+        "the counts",
+        () -> {
+          String m = scrape();
+          return m.contains("cudawatch_pod_events_total{result=\"created\"} 2.0")
+              && m.contains("cudawatch_pod_events_total{result=\"series\"} 1.0");
+        },
+        Duration.ofSeconds(30));
   }
 
   @Test
