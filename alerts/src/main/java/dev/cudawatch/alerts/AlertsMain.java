@@ -43,13 +43,13 @@ public final class AlertsMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    ConfigLoader loader = new ConfigLoader("CUDAWATCH_ALERTS", System.getenv());
+    ConfigLoader loader = new ConfigLoader(AlertsSettings.ENV_PREFIX, System.getenv());
     AlertsSettings s = loader.load(config, AlertsSettings.class);
     s =
-        s.with(
-            bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap),
-            port == null ? s.httpPort() : port,
-            s.notifications());
+        s.toBuilder()
+            .kafka(bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap))
+            .httpPort(port == null ? s.httpPort() : port)
+            .build();
     loader.validate(config, s);
     CountDownLatch stop = new CountDownLatch(1);
     try (AlertsService service =

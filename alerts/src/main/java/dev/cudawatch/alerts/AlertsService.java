@@ -63,16 +63,17 @@ public final class AlertsService implements AutoCloseable {
   public void start() throws IOException {
     WireJson.warmUpInBackground(); // the first incident read needs Jackson's types ready
     http =
-        new ApiServer(
-            settings.httpHost(),
-            settings.httpPort(),
-            metrics.registry(),
-            incidents,
-            alerts,
-            gpus,
-            health,
-            new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock),
-            WebConfig.load(settings.webConfigFile()));
+        ApiServer.builder()
+            .host(settings.httpHost())
+            .port(settings.httpPort())
+            .registry(metrics.registry())
+            .incidents(incidents)
+            .alerts(alerts)
+            .gpus(gpus)
+            .health(health)
+            .pages(new IncidentPages(incidents, gpus, jobFailures, metrics::lemonScore, clock))
+            .web(WebConfig.load(settings.webConfigFile()))
+            .build();
     if (settings.notifications().anyReceiver()) {
       notifier =
           new Notifier(settings.notifications(), metrics, clock, externalUrl(), incidents::get);

@@ -2,14 +2,20 @@ package dev.cudawatch.alerts;
 
 import dev.cudawatch.alerts.handoff.NodeConditionSettings;
 import dev.cudawatch.alerts.notify.NotifySettings;
+import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
 import dev.cudawatch.common.http.DefaultPorts;
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 /**
- * The alerts service's configuration (YAML plus {@code CUDAWATCH_ALERTS_} environment overrides).
+ * The alerts service's configuration (YAML plus {@code CUDAWATCH_ALERTS_} environment overrides):
+ * {@link #load} reads it, {@link #builder()} makes it in code. The canonical constructor is what
+ * the YAML binding calls (a record's must be public): it fills in the defaults, in this one place,
+ * for every key left out.
  *
  * @param kafka where the incidents and alerts topics live
  * @param groupId consumer group
@@ -50,6 +56,7 @@ public record AlertsSettings(
     String webConfigFile)
     implements Validated {
 
+  /** For the YAML binding and {@link Builder#build()}: a null is a key left out. */
   public AlertsSettings {
     kafka = kafka == null ? KafkaSettings.defaults() : kafka;
     groupId = groupId == null ? "cudawatch-alerts" : groupId;
@@ -67,68 +74,43 @@ public record AlertsSettings(
     maxJobFailures = maxJobFailures == null ? 10_000 : maxJobFailures;
   }
 
+  /** The environment prefix of the alerts service's overrides. */
+  public static final String ENV_PREFIX = "CUDAWATCH_ALERTS";
+
+  /**
+   * The settings of {@code file} (null: defaults only) with the {@code CUDAWATCH_ALERTS_} variables
+   * of {@code env} over them, checked; errors name the file, line and key.
+   */
+  public static AlertsSettings load(Path file, Map<String, String> env) {
+    return new ConfigLoader(ENV_PREFIX, env).load(file, AlertsSettings.class);
+  }
+
   public static AlertsSettings defaults() {
-    return new AlertsSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+    return builder().build();
   }
 
-  public AlertsSettings with(KafkaSettings k, Integer port, NotifySettings n) {
-    return new AlertsSettings(
-        k,
-        groupId,
-        httpHost,
-        port,
-        maxIncidents,
-        maxAlerts,
-        hostLabel,
-        maxSeriesPerMetric,
-        allowedJobLabels,
-        n,
-        maxIncidentsBytes,
-        maxGpus,
-        nodeConditions,
-        maxJobFailures,
-        webConfigFile);
+  public static Builder builder() {
+    return new Builder();
   }
 
-  /** These settings with the node-condition hand-off set to {@code c}. */
-  public AlertsSettings withNodeConditions(NodeConditionSettings c) {
-    return new AlertsSettings(
-        kafka,
-        groupId,
-        httpHost,
-        httpPort,
-        maxIncidents,
-        maxAlerts,
-        hostLabel,
-        maxSeriesPerMetric,
-        allowedJobLabels,
-        notifications,
-        maxIncidentsBytes,
-        maxGpus,
-        c,
-        maxJobFailures,
-        webConfigFile);
-  }
-
-  /** These settings with TLS and basic auth from the web-config file {@code file} (null: none). */
-  public AlertsSettings withWebConfig(String file) {
-    return new AlertsSettings(
-        kafka,
-        groupId,
-        httpHost,
-        httpPort,
-        maxIncidents,
-        maxAlerts,
-        hostLabel,
-        maxSeriesPerMetric,
-        allowedJobLabels,
-        notifications,
-        maxIncidentsBytes,
-        maxGpus,
-        nodeConditions,
-        maxJobFailures,
-        file);
+  /** A builder holding these settings, to derive other settings from them. */
+  public Builder toBuilder() {
+    return new Builder()
+        .kafka(kafka)
+        .groupId(groupId)
+        .httpHost(httpHost)
+        .httpPort(httpPort)
+        .maxIncidents(maxIncidents)
+        .maxAlerts(maxAlerts)
+        .hostLabel(hostLabel)
+        .maxSeriesPerMetric(maxSeriesPerMetric)
+        .allowedJobLabels(allowedJobLabels)
+        .notifications(notifications)
+        .maxIncidentsBytes(maxIncidentsBytes)
+        .maxGpus(maxGpus)
+        .nodeConditions(nodeConditions)
+        .maxJobFailures(maxJobFailures)
+        .webConfigFile(webConfigFile);
   }
 
   @Override
@@ -176,5 +158,124 @@ public record AlertsSettings(
         key,
         "must be an http:// or https:// URL");
     Validated.require(u.getHost() != null && !u.getHost().isBlank(), key, "must name a host");
+  }
+
+  /**
+   * Builds settings in code; a value left unset takes its default (the canonical constructor's).
+   * {@link #build()} does not validate, as the YAML binding does not: the loader checks, with the
+   * file's line numbers.
+   */
+  public static final class Builder {
+    private KafkaSettings kafka;
+    private String groupId;
+    private String httpHost;
+    private Integer httpPort;
+    private Integer maxIncidents;
+    private Integer maxAlerts;
+    private Boolean hostLabel;
+    private Integer maxSeriesPerMetric;
+    private List<String> allowedJobLabels;
+    private NotifySettings notifications;
+    private Long maxIncidentsBytes;
+    private Integer maxGpus;
+    private NodeConditionSettings nodeConditions;
+    private Integer maxJobFailures;
+    private String webConfigFile;
+
+    private Builder() {}
+
+    public Builder kafka(KafkaSettings kafka) {
+      this.kafka = kafka;
+      return this;
+    }
+
+    public Builder groupId(String groupId) {
+      this.groupId = groupId;
+      return this;
+    }
+
+    public Builder httpHost(String httpHost) {
+      this.httpHost = httpHost;
+      return this;
+    }
+
+    public Builder httpPort(Integer httpPort) {
+      this.httpPort = httpPort;
+      return this;
+    }
+
+    public Builder maxIncidents(Integer maxIncidents) {
+      this.maxIncidents = maxIncidents;
+      return this;
+    }
+
+    public Builder maxAlerts(Integer maxAlerts) {
+      this.maxAlerts = maxAlerts;
+      return this;
+    }
+
+    public Builder hostLabel(Boolean hostLabel) {
+      this.hostLabel = hostLabel;
+      return this;
+    }
+
+    public Builder maxSeriesPerMetric(Integer maxSeriesPerMetric) {
+      this.maxSeriesPerMetric = maxSeriesPerMetric;
+      return this;
+    }
+
+    public Builder allowedJobLabels(List<String> allowedJobLabels) {
+      this.allowedJobLabels = allowedJobLabels;
+      return this;
+    }
+
+    public Builder notifications(NotifySettings notifications) {
+      this.notifications = notifications;
+      return this;
+    }
+
+    public Builder maxIncidentsBytes(Long maxIncidentsBytes) {
+      this.maxIncidentsBytes = maxIncidentsBytes;
+      return this;
+    }
+
+    public Builder maxGpus(Integer maxGpus) {
+      this.maxGpus = maxGpus;
+      return this;
+    }
+
+    public Builder nodeConditions(NodeConditionSettings nodeConditions) {
+      this.nodeConditions = nodeConditions;
+      return this;
+    }
+
+    public Builder maxJobFailures(Integer maxJobFailures) {
+      this.maxJobFailures = maxJobFailures;
+      return this;
+    }
+
+    public Builder webConfigFile(String webConfigFile) {
+      this.webConfigFile = webConfigFile;
+      return this;
+    }
+
+    public AlertsSettings build() {
+      return new AlertsSettings(
+          kafka,
+          groupId,
+          httpHost,
+          httpPort,
+          maxIncidents,
+          maxAlerts,
+          hostLabel,
+          maxSeriesPerMetric,
+          allowedJobLabels,
+          notifications,
+          maxIncidentsBytes,
+          maxGpus,
+          nodeConditions,
+          maxJobFailures,
+          webConfigFile);
+    }
   }
 }

@@ -77,12 +77,13 @@ class AlertsFaultsIT {
     try (Tmpfs disk = Tmpfs.mount(state, "1m")) {
       broker.createTopics(Topics.ALL, 2);
       AlertsSettings s =
-          AlertsSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  0,
+          AlertsSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .httpPort(0)
+              .notifications(
                   notifications(
-                      "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook", state));
+                      "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hook", state))
+              .build();
       AlertsService svc = new AlertsService(s, new Health(), null, Clock.systemUTC());
       try {
         svc.start();

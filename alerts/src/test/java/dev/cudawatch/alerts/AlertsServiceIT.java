@@ -41,11 +41,10 @@ class AlertsServiceIT {
       broker.createTopics(Topics.ALL, 2);
       ByteArrayOutputStream console = new ByteArrayOutputStream();
       AlertsSettings s =
-          AlertsSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  0,
-                  dev.cudawatch.alerts.notify.NotifySettings.defaults());
+          AlertsSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .httpPort(0)
+              .build();
       try (AlertsService svc =
           new AlertsService(
               s,

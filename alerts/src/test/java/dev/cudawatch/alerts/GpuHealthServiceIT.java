@@ -70,13 +70,18 @@ class GpuHealthServiceIT {
       kube.addNode("node-1");
       broker.createTopics(Topics.ALL, 2);
       AlertsSettings s =
-          AlertsSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  0,
-                  dev.cudawatch.alerts.notify.NotifySettings.defaults())
-              .withNodeConditions(
-                  NodeConditionSettings.defaults().on(kube.url(), token.toString(), 3_600_000L));
+          AlertsSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .httpPort(0)
+              .nodeConditions(
+                  NodeConditionSettings.builder()
+                      .enabled(true)
+                      .apiServerUrl(kube.url())
+                      .tokenFile(token.toString())
+                      .retryInitialMs(50L)
+                      .heartbeatIntervalMs(3_600_000L)
+                      .build())
+              .build();
       try (AlertsService svc =
           new AlertsService(
               s, new Health(), null, Clock.fixed(Fixtures.T0.plusSeconds(600), ZoneOffset.UTC))) {

@@ -97,11 +97,10 @@ class JobFailureServiceIT {
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
       AlertsSettings s =
-          AlertsSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  0,
-                  dev.cudawatch.alerts.notify.NotifySettings.defaults());
+          AlertsSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .httpPort(0)
+              .build();
       try (AlertsService svc =
           new AlertsService(
               s, new Health(), null, Clock.fixed(Fixtures.T0.plusSeconds(600), ZoneOffset.UTC))) {

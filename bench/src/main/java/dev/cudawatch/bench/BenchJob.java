@@ -21,19 +21,13 @@ final class BenchJob {
    */
   static JobClient start(String bootstrap, String name, Path checkpoints) throws Exception {
     ProcessorSettings s =
-        new ProcessorSettings(
-            new KafkaSettings(bootstrap, Map.of()),
-            name,
-            2,
-            1000L,
-            name,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null);
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(bootstrap, Map.of()))
+            .groupId(name)
+            .parallelism(2)
+            .checkpointIntervalMs(1000L)
+            .transactionalIdPrefix(name)
+            .build();
     Configuration conf = new Configuration();
     conf.setString("rest.bind-address", "127.0.0.1");
     conf.setString("rest.port", "0");

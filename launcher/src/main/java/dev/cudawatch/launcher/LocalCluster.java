@@ -153,38 +153,35 @@ public final class LocalCluster implements AutoCloseable {
     health.register("kafka", () -> broker != null);
 
     AlertsSettings as =
-        AlertsSettings.defaults()
-            .with(
-                kafka,
-                options.httpPort(),
+        AlertsSettings.builder()
+            .kafka(kafka)
+            .httpPort(options.httpPort())
+            .notifications(
                 NotifySettings.defaults()
                     .withReceivers(
                         options.alertmanagerUrl(),
                         options.webhookUrl(),
                         options.slackUrl(),
-                        options.dataDir().resolve("alerts").toString()));
+                        options.dataDir().resolve("alerts").toString()))
+            .build();
     as = alertsSettings.apply(as);
     as.validate("");
     alerts = new AlertsService(as, health, console, Clock.systemUTC());
     alerts.start();
 
-    // nulls take the processor's defaults; local mode keeps a short transaction timeout so a crash
-    // never holds read_committed readers back for long, and checkpoints and flushes often: an
+    // unset keys take the processor's defaults; local mode keeps a short transaction timeout so a
+    // crash never holds read_committed readers back for long, and checkpoints and flushes often: an
     // alert is visible once the checkpoint after it completes, so these bound its latency
     ProcessorSettings ps =
-        new ProcessorSettings(
-            kafka,
-            null,
-            options.parallelism(),
-            LOCAL_CHECKPOINT_MS,
-            "cudawatch-local",
-            60_000L,
-            LOCAL_FLUSH_MS,
-            null,
-            options.catalogs(),
-            null,
-            null,
-            null);
+        ProcessorSettings.builder()
+            .kafka(kafka)
+            .parallelism(options.parallelism())
+            .checkpointIntervalMs(LOCAL_CHECKPOINT_MS)
+            .transactionalIdPrefix("cudawatch-local")
+            .transactionTimeoutMs(60_000L)
+            .flushAfterMs(LOCAL_FLUSH_MS)
+            .catalogs(options.catalogs())
+            .build();
     ps.validate("");
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);

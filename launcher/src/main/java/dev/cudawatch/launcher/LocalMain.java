@@ -159,7 +159,11 @@ public final class LocalMain implements Callable<Integer> {
             .withNodeSources(sources)
             .withAlertsSettings(
                 a ->
-                    webConfig == null ? a : a.withWebConfig(webConfig.toAbsolutePath().toString()));
+                    webConfig == null
+                        ? a
+                        : a.toBuilder()
+                            .webConfigFile(webConfig.toAbsolutePath().toString())
+                            .build());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

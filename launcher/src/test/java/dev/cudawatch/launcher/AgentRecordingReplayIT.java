@@ -326,22 +326,15 @@ class AgentRecordingReplayIT {
 
   private static LocalFlinkJob startJob(EmbeddedKafkaBroker broker) throws Exception {
     ProcessorSettings s =
-        new ProcessorSettings(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            "agent-replay-it",
-            2,
-            500L,
-            "agent-replay-it-" + System.nanoTime(),
-            null,
-            null,
-            null,
-            null,
-            List.of(),
-            null,
-            null,
-            null,
-            null,
-            MAX_SKEW_SECONDS);
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .groupId("agent-replay-it")
+            .parallelism(2)
+            .checkpointIntervalMs(500L)
+            .transactionalIdPrefix("agent-replay-it-" + System.nanoTime())
+            .rules(List.of())
+            .maxClockSkewSeconds(MAX_SKEW_SECONDS)
+            .build();
     Configuration conf = new Configuration();
     conf.set(RestOptions.PORT, 0);
     conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");

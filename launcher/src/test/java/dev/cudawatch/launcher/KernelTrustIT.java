@@ -68,9 +68,16 @@ class KernelTrustIT {
                   new NodeSources(kern.toString(), "test", fakeNvidiaSmi(), null, "test"))
               .withAlertsSettings(
                   a ->
-                      a.withNodeConditions(
-                          NodeConditionSettings.defaults()
-                              .on(kube.url(), token.toString(), 300_000)))) {
+                      a.toBuilder()
+                          .nodeConditions(
+                              NodeConditionSettings.builder()
+                                  .enabled(true)
+                                  .apiServerUrl(kube.url())
+                                  .tokenFile(token.toString())
+                                  .retryInitialMs(50L)
+                                  .heartbeatIntervalMs(300_000L)
+                                  .build())
+                          .build())) {
         cluster.start();
         String base = "http://127.0.0.1:" + cluster.httpPort();
         Await.until(

@@ -51,6 +51,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
@@ -67,53 +68,95 @@ public final class ProcessorJob {
   private final Sink<Incident> incidents;
   private final Sink<Alert> alerts;
   private final Sink<DeadLetter> deadLetters;
+  private final Sink<JobFailure> jobFailures;
+  private final Sink<Action> actions;
   private final ProcessorSettings settings;
   private final Map<String, byte[]> catalogs;
   private final RuleSet rules;
-  private final Sink<JobFailure> jobFailures;
-  private Sink<Action> actions;
   private final List<DataStream<DeadLetter>> dead = new ArrayList<>();
 
+  private ProcessorJob(Builder b) {
+    this.source = Objects.requireNonNull(b.source, "source");
+    this.incidents = Objects.requireNonNull(b.incidents, "incidents");
+    this.alerts = Objects.requireNonNull(b.alerts, "alerts");
+    this.deadLetters = Objects.requireNonNull(b.deadLetters, "deadLetters");
+    this.jobFailures = b.jobFailures;
+    this.actions = b.actions;
+    this.settings = b.settings;
+    this.catalogs = b.catalogs;
+    this.rules = b.rules == null ? RuleSet.load(Map.of()) : b.rules;
+  }
+
+  /** A job with {@code settings}, no extra catalogs and the built-in rules only. */
+  public static Builder builder(ProcessorSettings settings) {
+    return new Builder(settings);
+  }
+
   /**
-   * How long a job's incidents may pause and still be one failure: NCCL's default timeout, 10 min,
-   * and a margin.
+   * Source and sinks come from the caller; source, incidents, alerts and dead letters are needed,
+   * job failures and actions (recommendations and shadow alerts) are dropped when not given.
    */
-  public static final Duration JOB_FAILURE_GAP = Duration.ofMinutes(15);
+  public static final class Builder {
+    private final ProcessorSettings settings;
+    private Source<RawRecord, ?, ?> source;
+    private Sink<Incident> incidents;
+    private Sink<Alert> alerts;
+    private Sink<DeadLetter> deadLetters;
+    private Sink<JobFailure> jobFailures;
+    private Sink<Action> actions;
+    private Map<String, byte[]> catalogs = Map.of();
+    private RuleSet rules;
 
-  public ProcessorJob(
-      Source<RawRecord, ?, ?> source,
-      Sink<Incident> incidents,
-      Sink<Alert> alerts,
-      Sink<DeadLetter> deadLetters,
-      ProcessorSettings settings,
-      Map<String, byte[]> catalogs,
-      RuleSet rules) {
-    this(source, incidents, alerts, deadLetters, null, settings, catalogs, rules);
-  }
+    private Builder(ProcessorSettings settings) {
+      this.settings = Objects.requireNonNull(settings, "settings");
+    }
 
-  public ProcessorJob(
-      Source<RawRecord, ?, ?> source,
-      Sink<Incident> incidents,
-      Sink<Alert> alerts,
-      Sink<DeadLetter> deadLetters,
-      Sink<JobFailure> jobFailures,
-      ProcessorSettings settings,
-      Map<String, byte[]> catalogs,
-      RuleSet rules) {
-    this.jobFailures = jobFailures;
-    this.source = source;
-    this.incidents = incidents;
-    this.alerts = alerts;
-    this.deadLetters = deadLetters;
-    this.settings = settings;
-    this.catalogs = catalogs;
-    this.rules = rules;
-  }
+    public Builder source(Source<RawRecord, ?, ?> source) {
+      this.source = source;
+      return this;
+    }
 
-  /** Where recommendations and shadow alerts go ({@code cudawatch.actions}); none: dropped. */
-  public ProcessorJob withActions(Sink<Action> sink) {
-    this.actions = sink;
-    return this;
+    public Builder incidents(Sink<Incident> sink) {
+      this.incidents = sink;
+      return this;
+    }
+
+    public Builder alerts(Sink<Alert> sink) {
+      this.alerts = sink;
+      return this;
+    }
+
+    public Builder deadLetters(Sink<DeadLetter> sink) {
+      this.deadLetters = sink;
+      return this;
+    }
+
+    /** Where job failures go ({@code cudawatch.job-failures}). */
+    public Builder jobFailures(Sink<JobFailure> sink) {
+      this.jobFailures = sink;
+      return this;
+    }
+
+    /** Where recommendations and shadow alerts go ({@code cudawatch.actions}). */
+    public Builder actions(Sink<Action> sink) {
+      this.actions = sink;
+      return this;
+    }
+
+    /** Extra signature catalogs, by name (the files' texts). */
+    public Builder catalogs(Map<String, byte[]> catalogs) {
+      this.catalogs = catalogs;
+      return this;
+    }
+
+    public Builder rules(RuleSet rules) {
+      this.rules = rules;
+      return this;
+    }
+
+    public ProcessorJob build() {
+      return new ProcessorJob(this);
+    }
   }
 
   /** Adds the pipeline to {@code env}; the caller executes it. */
@@ -143,11 +186,7 @@ public final class ProcessorJob {
                 .filter(r -> r.kind() != RecordKind.GPU_MEMORY)
                 .name("lines")
                 .keyBy(LogRecord::streamKey)
-                .process(
-                    Guarded.keyed(
-                        "classify",
-                        new ClassifyStream(
-                            catalogs, Duration.ofMillis(settings.flushAfterMs()), ttl)))
+                .process(Guarded.keyed("classify", new ClassifyStream(catalogs, settings)))
                 .returns(IncidentCodec.TYPE)
                 .name("classify")
                 .uid("classify"));
@@ -163,7 +202,9 @@ public final class ProcessorJob {
                     Guarded.keyedCo(
                         "memory-trend",
                         new DetectMemoryTrend(
-                            TrendSettings.defaults(), Duration.ofMinutes(10), ttl)))
+                            TrendSettings.defaults(),
+                            Duration.ofMinutes(settings.memoryTrendRepeatMinutes()),
+                            ttl)))
                 .returns(IncidentCodec.TYPE)
                 .name("memory-trend")
                 .uid("memory-trend"));
@@ -175,7 +216,9 @@ public final class ProcessorJob {
         guarded(
             guarded(
                     records
-                        .process(Guarded.flatMap("gpu-holders", new GpuHolderSignals(1000)))
+                        .process(
+                            Guarded.flatMap(
+                                "gpu-holders", new GpuHolderSignals(settings.signalThrottleMs())))
                         .returns(GpuHolderCodec.TYPE)
                         .name("gpu-holders")
                         .uid("gpu-holders"))
@@ -227,7 +270,7 @@ public final class ProcessorJob {
                         (i, ts) ->
                             (i.eventTime() != null ? i.eventTime() : i.detectedTime())
                                 .toEpochMilli())
-                    .withIdleness(Duration.ofSeconds(30)))
+                    .withIdleness(Duration.ofSeconds(settings.watermarkIdleSeconds())))
             .name("incident-time")
             .uid("incident-time");
     // An application incident beside a kernel Xid on its GPU is emitted again with a verdict.
@@ -278,7 +321,10 @@ public final class ProcessorJob {
         guarded(
             guarded(
                     records
-                        .process(Guarded.flatMap("job-activity", new JobActivity(rules, 1000)))
+                        .process(
+                            Guarded.flatMap(
+                                "job-activity",
+                                new JobActivity(rules, settings.signalThrottleMs())))
                         .returns(JobSignalCodec.TYPE)
                         .name("job-activity")
                         .uid("job-activity"))
@@ -301,7 +347,9 @@ public final class ProcessorJob {
                 .name("job-incidents")
                 .keyBy(Incident::job)
                 .process(
-                    Guarded.keyed("job-failures-grouped", new GroupJobFailures(JOB_FAILURE_GAP)))
+                    Guarded.keyed(
+                        "job-failures-grouped",
+                        new GroupJobFailures(Duration.ofMinutes(settings.jobFailureGapMinutes()))))
                 .returns(JobFailureCodec.TYPE)
                 .name("job-failures-grouped")
                 .uid("job-failures-grouped"));

@@ -5,7 +5,6 @@ import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
-import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.DeadLetter;
@@ -93,11 +92,9 @@ public final class ProcessorMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    ProcessorSettings s =
-        new ConfigLoader("CUDAWATCH_PROCESSOR", System.getenv())
-            .load(config, ProcessorSettings.class);
+    ProcessorSettings s = ProcessorSettings.load(config, System.getenv());
     if (bootstrap != null) {
-      s = s.withKafka(s.kafka().withBootstrapServers(bootstrap));
+      s = s.toBuilder().kafka(s.kafka().withBootstrapServers(bootstrap)).build();
     }
     if (!noTopicSetup) {
       setUpTopics(s);
@@ -205,15 +202,17 @@ public final class ProcessorMain implements Callable<Integer> {
     for (String r : s.rules()) {
       ruleFiles.put(r, readListed(r, "rules"));
     }
-    return new ProcessorJob(
-            KafkaConnectors.logSource(s),
-            KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host),
-            KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint),
-            KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage),
-            KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job),
-            s,
-            catalogs,
-            RuleSet.load(ruleFiles))
-        .withActions(KafkaConnectors.<Action>exactlyOnceSink(s, Topics.ACTIONS, Action::id));
+    return ProcessorJob.builder(s)
+        .source(KafkaConnectors.logSource(s))
+        .incidents(KafkaConnectors.<Incident>exactlyOnceSink(s, Topics.INCIDENTS, Incident::host))
+        .alerts(KafkaConnectors.<Alert>exactlyOnceSink(s, Topics.ALERTS, Alert::fingerprint))
+        .deadLetters(
+            KafkaConnectors.<DeadLetter>exactlyOnceSink(s, Topics.DEAD_LETTER, DeadLetter::stage))
+        .jobFailures(
+            KafkaConnectors.<JobFailure>exactlyOnceSink(s, Topics.JOB_FAILURES, JobFailure::job))
+        .actions(KafkaConnectors.<Action>exactlyOnceSink(s, Topics.ACTIONS, Action::id))
+        .catalogs(catalogs)
+        .rules(RuleSet.load(ruleFiles))
+        .build();
   }
 }

@@ -274,19 +274,13 @@ class KryoFreeJobIT {
   }
 
   private static ProcessorSettings settings(String group) {
-    return new ProcessorSettings(
-        new KafkaSettings(broker == null ? "127.0.0.1:1" : broker.bootstrapServers(), Map.of()),
-        group,
-        null,
-        null,
-        group + "-" + System.nanoTime(),
-        null,
-        null,
-        null,
-        null,
-        List.of(),
-        null,
-        null);
+    return ProcessorSettings.builder()
+        .kafka(
+            new KafkaSettings(broker == null ? "127.0.0.1:1" : broker.bootstrapServers(), Map.of()))
+        .groupId(group)
+        .transactionalIdPrefix(group + "-" + System.nanoTime())
+        .rules(List.of())
+        .build();
   }
 
   private static JobClient startJob() throws Exception {

@@ -483,19 +483,12 @@ class ProcessorJobIT {
   /** Starts the job on the MiniCluster against the broker, as its own consumer group. */
   private static JobClient startJob(String group, String... siteRules) throws Exception {
     ProcessorSettings s =
-        new ProcessorSettings(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            group,
-            null,
-            null,
-            group + "-" + System.nanoTime(),
-            null,
-            null,
-            null,
-            null,
-            List.of(siteRules),
-            null,
-            null);
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .groupId(group)
+            .transactionalIdPrefix(group + "-" + System.nanoTime())
+            .rules(List.of(siteRules))
+            .build();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, s);
     ProcessorMain.job(s).build(env);

@@ -148,19 +148,14 @@ class ProcessorRecoveryIT {
 
   private static JobClient start(Path checkpoints, Path restoreFrom) throws Exception {
     ProcessorSettings s =
-        new ProcessorSettings(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            "recovery-it",
-            2,
-            300L,
-            "recovery-it",
-            null,
-            300L,
-            null,
-            null,
-            null,
-            null,
-            null);
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .groupId("recovery-it")
+            .parallelism(2)
+            .checkpointIntervalMs(300L)
+            .transactionalIdPrefix("recovery-it")
+            .flushAfterMs(300L)
+            .build();
     Configuration conf = new Configuration();
     conf.setString("execution.checkpointing.dir", checkpoints.toUri().toString());
     conf.setString(

@@ -52,11 +52,7 @@ class TopicSetupIT {
   @Test
   void aLogsTopicMadeWithTheProducersClockIsFixedAndANodeAYearAheadCanShip() throws Exception {
     ProcessorSettings s =
-        ProcessorSettings.defaults()
-            .withKafka(
-                ProcessorSettings.defaults()
-                    .kafka()
-                    .withBootstrapServers(broker.bootstrapServers()));
+        ProcessorSettings.builder().bootstrapServers(broker.bootstrapServers()).build();
     try (Admin admin = broker.admin()) {
       // as auto-creation leaves it: CreateTime, so the broker judges the producer's clock
       admin
@@ -118,22 +114,12 @@ class TopicSetupIT {
   @Test
   void everyInputTopicOfAShipperIsALogsTopic() {
     ProcessorSettings s =
-        new ProcessorSettings(
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            List.of(
-                new InputSettings(Topics.LOGS, null, null),
-                new InputSettings("fluent-bit.gpu", "fluent-bit", null)));
+        ProcessorSettings.builder()
+            .inputs(
+                List.of(
+                    new InputSettings(Topics.LOGS, null, null),
+                    new InputSettings("fluent-bit.gpu", "fluent-bit", null)))
+            .build();
     Map<String, Map<String, String>> wanted = TopicSetup.wanted(s);
     assertTrue(wanted.keySet().containsAll(Topics.ALL), wanted.toString());
     assertEquals(Topics.configs(Topics.LOGS), wanted.get("fluent-bit.gpu"));

@@ -46,6 +46,7 @@ public record NodeConditionSettings(
     Integer podEventQueue)
     implements Validated {
 
+  /** For the YAML binding and {@link Builder#build()}: a null is a key left out. */
   public NodeConditionSettings {
     enabled = enabled == null ? Boolean.FALSE : enabled;
     apiServerUrl = apiServerUrl == null ? "https://kubernetes.default.svc" : apiServerUrl;
@@ -64,44 +65,29 @@ public record NodeConditionSettings(
   }
 
   public static NodeConditionSettings defaults() {
-    return new NodeConditionSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null);
+    return builder().build();
   }
 
-  /** These settings, on, against {@code url} with {@code tokenFile} (for tests). */
-  public NodeConditionSettings on(String url, String token, long heartbeatMs) {
-    return new NodeConditionSettings(
-        true,
-        url,
-        token,
-        caFile,
-        conditionType,
-        timeoutMs,
-        maxAttempts,
-        50L,
-        heartbeatMs,
-        recommendationTtlMs,
-        podEvents,
-        podEventsPerMinute,
-        podEventQueue);
+  public static Builder builder() {
+    return new Builder();
   }
 
-  /** These settings with pod Events on, against {@code url} with {@code tokenFile} (for tests). */
-  public NodeConditionSettings withPodEvents(String url, String token, int perMinute, int queue) {
-    return new NodeConditionSettings(
-        enabled,
-        url,
-        token,
-        caFile,
-        conditionType,
-        timeoutMs,
-        maxAttempts,
-        50L,
-        heartbeatIntervalMs,
-        recommendationTtlMs,
-        true,
-        perMinute,
-        queue);
+  /** A builder holding these settings, to derive other settings from them. */
+  public Builder toBuilder() {
+    return new Builder()
+        .enabled(enabled)
+        .apiServerUrl(apiServerUrl)
+        .tokenFile(tokenFile)
+        .caFile(caFile)
+        .conditionType(conditionType)
+        .timeoutMs(timeoutMs)
+        .maxAttempts(maxAttempts)
+        .retryInitialMs(retryInitialMs)
+        .heartbeatIntervalMs(heartbeatIntervalMs)
+        .recommendationTtlMs(recommendationTtlMs)
+        .podEvents(podEvents)
+        .podEventsPerMinute(podEventsPerMinute)
+        .podEventQueue(podEventQueue);
   }
 
   @Override
@@ -131,5 +117,110 @@ public record NodeConditionSettings(
         podEventQueue >= 1 && podEventQueue <= 100_000,
         path + "pod_event_queue",
         "must be 1..100000");
+  }
+
+  /**
+   * Builds settings in code; a value left unset takes its default (the canonical constructor's).
+   * {@link #build()} does not validate, as the YAML binding does not: the loader checks, with the
+   * file's line numbers.
+   */
+  public static final class Builder {
+    private Boolean enabled;
+    private String apiServerUrl;
+    private String tokenFile;
+    private String caFile;
+    private String conditionType;
+    private Long timeoutMs;
+    private Integer maxAttempts;
+    private Long retryInitialMs;
+    private Long heartbeatIntervalMs;
+    private Long recommendationTtlMs;
+    private Boolean podEvents;
+    private Integer podEventsPerMinute;
+    private Integer podEventQueue;
+
+    private Builder() {}
+
+    public Builder enabled(Boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    public Builder apiServerUrl(String apiServerUrl) {
+      this.apiServerUrl = apiServerUrl;
+      return this;
+    }
+
+    public Builder tokenFile(String tokenFile) {
+      this.tokenFile = tokenFile;
+      return this;
+    }
+
+    public Builder caFile(String caFile) {
+      this.caFile = caFile;
+      return this;
+    }
+
+    public Builder conditionType(String conditionType) {
+      this.conditionType = conditionType;
+      return this;
+    }
+
+    public Builder timeoutMs(Long timeoutMs) {
+      this.timeoutMs = timeoutMs;
+      return this;
+    }
+
+    public Builder maxAttempts(Integer maxAttempts) {
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    public Builder retryInitialMs(Long retryInitialMs) {
+      this.retryInitialMs = retryInitialMs;
+      return this;
+    }
+
+    public Builder heartbeatIntervalMs(Long heartbeatIntervalMs) {
+      this.heartbeatIntervalMs = heartbeatIntervalMs;
+      return this;
+    }
+
+    public Builder recommendationTtlMs(Long recommendationTtlMs) {
+      this.recommendationTtlMs = recommendationTtlMs;
+      return this;
+    }
+
+    public Builder podEvents(Boolean podEvents) {
+      this.podEvents = podEvents;
+      return this;
+    }
+
+    public Builder podEventsPerMinute(Integer podEventsPerMinute) {
+      this.podEventsPerMinute = podEventsPerMinute;
+      return this;
+    }
+
+    public Builder podEventQueue(Integer podEventQueue) {
+      this.podEventQueue = podEventQueue;
+      return this;
+    }
+
+    public NodeConditionSettings build() {
+      return new NodeConditionSettings(
+          enabled,
+          apiServerUrl,
+          tokenFile,
+          caFile,
+          conditionType,
+          timeoutMs,
+          maxAttempts,
+          retryInitialMs,
+          heartbeatIntervalMs,
+          recommendationTtlMs,
+          podEvents,
+          podEventsPerMinute,
+          podEventQueue);
+    }
   }
 }

@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Read-only HTTP: /metrics (Prometheus), /api/incidents, /api/alerts, /api/gpus (each GPU's health
@@ -72,108 +73,106 @@ public final class ApiServer implements AutoCloseable {
   private final IncidentPages pages;
   private final ExpositionFormats formats = ExpositionFormats.init();
 
-  public ApiServer(
-      String host,
-      int port,
-      PrometheusRegistry registry,
-      IncidentStore incidents,
-      AlertStore alerts,
-      Health health)
-      throws IOException {
-    this(
-        host,
-        port,
-        registry,
-        incidents,
-        alerts,
-        health,
-        new IncidentPages(incidents, (h, g, t) -> 0, java.time.Clock.systemUTC()));
-  }
-
-  /** With the incident page at {@code /} (the lemon scores and clock of the service). */
-  public ApiServer(
-      String host,
-      int port,
-      PrometheusRegistry registry,
-      IncidentStore incidents,
-      AlertStore alerts,
-      Health health,
-      IncidentPages pages)
-      throws IOException {
-    this(host, port, registry, incidents, alerts, pages.gpus(), health, pages, REQUEST_TIMEOUT_MS);
-  }
-
-  /** With the GPU health of {@code /api/gpus} (the store the incident page shows too). */
-  public ApiServer(
-      String host,
-      int port,
-      PrometheusRegistry registry,
-      IncidentStore incidents,
-      AlertStore alerts,
-      GpuHealthStore gpus,
-      Health health,
-      IncidentPages pages)
-      throws IOException {
-    this(host, port, registry, incidents, alerts, gpus, health, pages, REQUEST_TIMEOUT_MS, null);
-  }
-
-  /** With TLS and basic auth from a web-config file ({@code web}; null for neither). */
-  public ApiServer(
-      String host,
-      int port,
-      PrometheusRegistry registry,
-      IncidentStore incidents,
-      AlertStore alerts,
-      GpuHealthStore gpus,
-      Health health,
-      IncidentPages pages,
-      WebConfig web)
-      throws IOException {
-    this(host, port, registry, incidents, alerts, gpus, health, pages, REQUEST_TIMEOUT_MS, web);
-  }
-
-  ApiServer(
-      String host,
-      int port,
-      PrometheusRegistry registry,
-      IncidentStore incidents,
-      AlertStore alerts,
-      GpuHealthStore gpus,
-      Health health,
-      IncidentPages pages,
-      long requestTimeoutMs)
-      throws IOException {
-    this(host, port, registry, incidents, alerts, gpus, health, pages, requestTimeoutMs, null);
-  }
-
-  ApiServer(
-      String host,
-      int port,
-      PrometheusRegistry registry,
-      IncidentStore incidents,
-      AlertStore alerts,
-      GpuHealthStore gpus,
-      Health health,
-      IncidentPages pages,
-      long requestTimeoutMs,
-      WebConfig web)
-      throws IOException {
-    this.pages = pages;
-    this.gpus = gpus;
+  private ApiServer(Builder b) throws IOException {
+    this.pages = Objects.requireNonNull(b.pages, "pages");
+    this.gpus = b.gpus == null ? pages.gpus() : b.gpus;
     this.jobFailures = pages.jobFailures();
-    this.registry = registry;
-    this.incidents = incidents;
-    this.alerts = alerts;
-    this.health = health;
+    this.registry = Objects.requireNonNull(b.registry, "registry");
+    this.incidents = Objects.requireNonNull(b.incidents, "incidents");
+    this.alerts = Objects.requireNonNull(b.alerts, "alerts");
+    this.health = Objects.requireNonNull(b.health, "health");
     this.server =
         new GuardedHttpServer(
-            host,
-            port,
+            b.host,
+            b.port,
             MAX_CONNECTIONS,
-            requestTimeoutMs,
+            b.requestTimeoutMs,
             CONNECTION_TIMEOUT_MS,
-            web,
+            b.web,
             this::handle);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * What the server serves and where. Needed: registry, incidents, alerts, health and pages (the
+   * incident page at {@code /}); the GPU health of {@code /api/gpus} defaults to the pages' store,
+   * the host to loopback, the port to any free one, and there is no TLS or basic auth without a
+   * web-config file.
+   */
+  public static final class Builder {
+    private String host = "127.0.0.1";
+    private int port;
+    private PrometheusRegistry registry;
+    private IncidentStore incidents;
+    private AlertStore alerts;
+    private GpuHealthStore gpus;
+    private Health health;
+    private IncidentPages pages;
+    private long requestTimeoutMs = REQUEST_TIMEOUT_MS;
+    private WebConfig web;
+
+    private Builder() {}
+
+    public Builder host(String host) {
+      this.host = host;
+      return this;
+    }
+
+    /** 0: any free port ({@link ApiServer#port()} tells which). */
+    public Builder port(int port) {
+      this.port = port;
+      return this;
+    }
+
+    public Builder registry(PrometheusRegistry registry) {
+      this.registry = registry;
+      return this;
+    }
+
+    public Builder incidents(IncidentStore incidents) {
+      this.incidents = incidents;
+      return this;
+    }
+
+    public Builder alerts(AlertStore alerts) {
+      this.alerts = alerts;
+      return this;
+    }
+
+    public Builder gpus(GpuHealthStore gpus) {
+      this.gpus = gpus;
+      return this;
+    }
+
+    public Builder health(Health health) {
+      this.health = health;
+      return this;
+    }
+
+    public Builder pages(IncidentPages pages) {
+      this.pages = pages;
+      return this;
+    }
+
+    /** How soon a request's head must arrive (tests shorten it). */
+    Builder requestTimeoutMs(long requestTimeoutMs) {
+      this.requestTimeoutMs = requestTimeoutMs;
+      return this;
+    }
+
+    /** TLS and basic auth from a web-config file (null: neither). */
+    public Builder web(WebConfig web) {
+      this.web = web;
+      return this;
+    }
+
+    /** Binds the port and starts serving. */
+    public ApiServer build() throws IOException {
+      return new ApiServer(this);
+    }
   }
 
   public int port() {

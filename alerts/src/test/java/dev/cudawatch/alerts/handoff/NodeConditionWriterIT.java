@@ -59,11 +59,20 @@ class NodeConditionWriterIT {
     Path tokenFile = dir.resolve("token-" + token.hashCode());
     Files.writeString(tokenFile, token + "\n");
     return new NodeConditionWriter(
-        NodeConditionSettings.defaults().on(url, tokenFile.toString(), heartbeatMs),
+        on(url, tokenFile.toString()).heartbeatIntervalMs(heartbeatMs).build(),
         gpus,
         100,
         registry,
         clock);
+  }
+
+  /** The hand-off on, against {@code url} with {@code tokenFile}, retrying soon. */
+  static NodeConditionSettings.Builder on(String url, String tokenFile) {
+    return NodeConditionSettings.builder()
+        .enabled(true)
+        .apiServerUrl(url)
+        .tokenFile(tokenFile)
+        .retryInitialMs(50L);
   }
 
   @AfterEach
@@ -220,43 +229,18 @@ class NodeConditionWriterIT {
       gpus.add(rec("r1", "reset_gpu", "node-1", "0", 0, T0));
       Path tokenFile = dir.resolve("token");
       Files.writeString(tokenFile, TOKEN);
-      NodeConditionSettings on =
-          NodeConditionSettings.defaults().on(tls.url(), tokenFile.toString(), 3_600_000L);
-      NodeConditionSettings trusted =
-          new NodeConditionSettings(
-              true,
-              tls.url(),
-              tokenFile.toString(),
-              ca.toString(),
-              TYPE,
-              on.timeoutMs(),
-              1,
-              50L,
-              3_600_000L,
-              on.recommendationTtlMs(),
-              false,
-              null,
-              null);
+      NodeConditionSettings.Builder on =
+          on(tls.url(), tokenFile.toString())
+              .heartbeatIntervalMs(3_600_000L)
+              .conditionType(TYPE)
+              .maxAttempts(1);
+      NodeConditionSettings trusted = on.caFile(ca.toString()).build();
       try (NodeConditionWriter w =
           new NodeConditionWriter(trusted, gpus, 10, new PrometheusRegistry(), clock)) {
         assertTrue(w.write("node-1"));
       }
       assertEquals("True", tls.condition("node-1", TYPE).get("status").asText());
-      NodeConditionSettings wrongCa =
-          new NodeConditionSettings(
-              true,
-              tls.url(),
-              tokenFile.toString(),
-              other.toString(),
-              TYPE,
-              on.timeoutMs(),
-              1,
-              50L,
-              3_600_000L,
-              on.recommendationTtlMs(),
-              false,
-              null,
-              null);
+      NodeConditionSettings wrongCa = on.caFile(other.toString()).build();
       PrometheusRegistry r = new PrometheusRegistry();
       try (NodeConditionWriter w = new NodeConditionWriter(wrongCa, gpus, 10, r, clock)) {
         assertFalse(w.write("node-1"));

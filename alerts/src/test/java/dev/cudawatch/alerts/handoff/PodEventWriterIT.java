@@ -44,8 +44,14 @@ class PodEventWriterIT {
     Files.writeString(tokenFile, token + "\n");
     writer =
         new PodEventWriter(
-            NodeConditionSettings.defaults()
-                .withPodEvents(api.url(), tokenFile.toString(), perMinute, queue),
+            NodeConditionSettings.builder()
+                .apiServerUrl(api.url())
+                .tokenFile(tokenFile.toString())
+                .retryInitialMs(50L)
+                .podEvents(true)
+                .podEventsPerMinute(perMinute)
+                .podEventQueue(queue)
+                .build(),
             "https://cw.example",
             "alerts-0",
             registry,

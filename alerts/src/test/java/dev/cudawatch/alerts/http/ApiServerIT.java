@@ -33,16 +33,15 @@ class ApiServerIT {
     health.register("test", () -> true);
     IncidentStore store = new IncidentStore(10);
     server =
-        new ApiServer(
-            "127.0.0.1",
-            0,
-            new PrometheusRegistry(),
-            store,
-            new AlertStore(10),
-            gpus,
-            health,
-            new IncidentPages(store, gpus, (h, g, t) -> 0, java.time.Clock.systemUTC()),
-            2_000);
+        ApiServer.builder()
+            .registry(new PrometheusRegistry())
+            .incidents(store)
+            .alerts(new AlertStore(10))
+            .gpus(gpus)
+            .health(health)
+            .pages(new IncidentPages(store, gpus, (h, g, t) -> 0, java.time.Clock.systemUTC()))
+            .requestTimeoutMs(2_000)
+            .build();
   }
 
   @AfterEach

@@ -64,12 +64,11 @@ class WebConfigPrometheusIT {
             + "'\n");
     String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort(); // the HTTP side needs no broker
     AlertsSettings s =
-        AlertsSettings.defaults()
-            .with(
-                new KafkaSettings(nobody, Map.of()),
-                0,
-                dev.cudawatch.alerts.notify.NotifySettings.defaults())
-            .withWebConfig(web.toString());
+        AlertsSettings.builder()
+            .kafka(new KafkaSettings(nobody, Map.of()))
+            .httpPort(0)
+            .webConfigFile(web.toString())
+            .build();
     try (AlertsService svc = new AlertsService(s, new Health(), null, Clock.systemUTC())) {
       svc.start();
       int port = svc.httpPort();

@@ -33,23 +33,7 @@ class AlertsMetricsTest {
 
   @Test
   void anAllowedJobIsTheTrainingJobLabelNotPrometheusJob() throws IOException {
-    AlertsSettings s =
-        new AlertsSettings(
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            List.of("train-1"),
-            null,
-            null,
-            null,
-            null,
-            null,
-            null);
+    AlertsSettings s = AlertsSettings.builder().allowedJobLabels(List.of("train-1")).build();
     AlertsMetrics m = new AlertsMetrics(s);
     m.incident(illegal("a", "train-1"), T0);
     ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -12,6 +12,7 @@ import dev.cudawatch.diagnosis.engine.LineMeta;
 import dev.cudawatch.diagnosis.engine.StreamClassifier;
 import dev.cudawatch.diagnosis.engine.StreamContext;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.records.StreamStateSerializer;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +39,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   private final LinkedHashMap<String, byte[]> extraCatalogs;
   private final long flushAfterMs;
   private final Duration stateTtl;
+  private final int warmupLines;
 
   private transient Catalog catalog;
   private transient Advisor advisor;
@@ -51,10 +53,12 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   private transient Counter incidents;
   private transient Counter quietFlushes;
 
-  public ClassifyStream(Map<String, byte[]> extraCatalogs, Duration flushAfter, Duration stateTtl) {
+  /** With the flush delay, state TTL and warm-up of {@code settings}. */
+  public ClassifyStream(Map<String, byte[]> extraCatalogs, ProcessorSettings settings) {
     this.extraCatalogs = new LinkedHashMap<>(extraCatalogs);
-    this.flushAfterMs = flushAfter.toMillis();
-    this.stateTtl = stateTtl;
+    this.flushAfterMs = settings.flushAfterMs();
+    this.stateTtl = Duration.ofHours(settings.stateTtlHours());
+    this.warmupLines = settings.warmupLines();
   }
 
   @Override
@@ -85,11 +89,8 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     fileRestarts = getRuntimeContext().getMetricGroup().counter("cudawatch_file_restarts");
     incidents = getRuntimeContext().getMetricGroup().counter("cudawatch_incidents");
     quietFlushes = getRuntimeContext().getMetricGroup().counter("cudawatch_quiet_flushes");
-    warmUp(catalog, advisor);
+    warmUp(catalog, advisor, warmupLines);
   }
-
-  /** Lines of healthy output each subtask classifies at start, on a stream of its own. */
-  static final int WARMUP_LINES = 20_000;
 
   private static final java.util.concurrent.atomic.AtomicBoolean WARM =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -100,8 +101,8 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
    * cold while everything else warms up too (bench/run's first incident). It yields no incident
    * (TrainingOutputTest), and whatever it would is dropped.
    */
-  static void warmUp(Catalog catalog, Advisor advisor) {
-    if (!WARM.compareAndSet(false, true)) {
+  static void warmUp(Catalog catalog, Advisor advisor, int lines) {
+    if (lines == 0 || !WARM.compareAndSet(false, true)) {
       return; // compiled code serves every subtask and every recovery in this JVM
     }
     StreamClassifier c =
@@ -113,7 +114,7 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
             new StreamState());
     Instant t = Instant.EPOCH;
     LineMeta meta = new LineMeta("warmup", t, null, null);
-    for (int i = 0; i < WARMUP_LINES; i++) {
+    for (int i = 0; i < lines; i++) {
       c.accept(TrainingOutput.line(i), meta, t);
     }
     c.flush(t);

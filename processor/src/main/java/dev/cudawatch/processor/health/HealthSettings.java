@@ -41,6 +41,7 @@ public record HealthSettings(
     List<String> shadow)
     implements Validated, Serializable {
 
+  /** For the YAML binding and {@link Builder#build()}: a null is a key left out. */
   public HealthSettings {
     slowRankRatio = slowRankRatio == null ? 1.3 : slowRankRatio;
     slowRankSeconds = slowRankSeconds == null ? 60L : slowRankSeconds;
@@ -57,8 +58,28 @@ public record HealthSettings(
   }
 
   public static HealthSettings defaults() {
-    return new HealthSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null);
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding these settings, to derive other settings from them. */
+  public Builder toBuilder() {
+    return new Builder()
+        .slowRankRatio(slowRankRatio)
+        .slowRankSeconds(slowRankSeconds)
+        .minPeers(minPeers)
+        .slowdownRatio(slowdownRatio)
+        .slowdownBucketSeconds(slowdownBucketSeconds)
+        .slowdownRecentBuckets(slowdownRecentBuckets)
+        .slowdownBaselineBuckets(slowdownBaselineBuckets)
+        .ladderResets(ladderResets)
+        .ladderResetsPerXid(ladderResetsPerXid)
+        .episodeGapSeconds(episodeGapSeconds)
+        .ledgerTtlDays(ledgerTtlDays)
+        .shadow(shadow);
   }
 
   /** Resets or reboots allowed before {@code xid}'s next failure escalates. */
@@ -101,5 +122,103 @@ public record HealthSettings(
     }
     Validated.require(ledgerTtlDays >= 1, path + "ledger_ttl_days", "must be at least 1");
     Validated.require(episodeGapSeconds >= 0, path + "episode_gap_seconds", "must be at least 0");
+  }
+
+  /**
+   * Builds settings in code; a value left unset takes its default (the canonical constructor's).
+   * {@link #build()} does not validate, as the YAML binding does not: the loader checks, with the
+   * file's line numbers.
+   */
+  public static final class Builder {
+    private Double slowRankRatio;
+    private Long slowRankSeconds;
+    private Integer minPeers;
+    private Double slowdownRatio;
+    private Long slowdownBucketSeconds;
+    private Integer slowdownRecentBuckets;
+    private Integer slowdownBaselineBuckets;
+    private Integer ladderResets;
+    private Map<String, Integer> ladderResetsPerXid;
+    private Long episodeGapSeconds;
+    private Long ledgerTtlDays;
+    private List<String> shadow;
+
+    private Builder() {}
+
+    public Builder slowRankRatio(Double slowRankRatio) {
+      this.slowRankRatio = slowRankRatio;
+      return this;
+    }
+
+    public Builder slowRankSeconds(Long slowRankSeconds) {
+      this.slowRankSeconds = slowRankSeconds;
+      return this;
+    }
+
+    public Builder minPeers(Integer minPeers) {
+      this.minPeers = minPeers;
+      return this;
+    }
+
+    public Builder slowdownRatio(Double slowdownRatio) {
+      this.slowdownRatio = slowdownRatio;
+      return this;
+    }
+
+    public Builder slowdownBucketSeconds(Long slowdownBucketSeconds) {
+      this.slowdownBucketSeconds = slowdownBucketSeconds;
+      return this;
+    }
+
+    public Builder slowdownRecentBuckets(Integer slowdownRecentBuckets) {
+      this.slowdownRecentBuckets = slowdownRecentBuckets;
+      return this;
+    }
+
+    public Builder slowdownBaselineBuckets(Integer slowdownBaselineBuckets) {
+      this.slowdownBaselineBuckets = slowdownBaselineBuckets;
+      return this;
+    }
+
+    public Builder ladderResets(Integer ladderResets) {
+      this.ladderResets = ladderResets;
+      return this;
+    }
+
+    public Builder ladderResetsPerXid(Map<String, Integer> ladderResetsPerXid) {
+      this.ladderResetsPerXid = ladderResetsPerXid;
+      return this;
+    }
+
+    public Builder episodeGapSeconds(Long episodeGapSeconds) {
+      this.episodeGapSeconds = episodeGapSeconds;
+      return this;
+    }
+
+    public Builder ledgerTtlDays(Long ledgerTtlDays) {
+      this.ledgerTtlDays = ledgerTtlDays;
+      return this;
+    }
+
+    public Builder shadow(List<String> shadow) {
+      this.shadow = shadow;
+      return this;
+    }
+
+    public HealthSettings build() {
+      return new HealthSettings(
+          slowRankRatio,
+          slowRankSeconds,
+          minPeers,
+          slowdownRatio,
+          slowdownBucketSeconds,
+          slowdownRecentBuckets,
+          slowdownBaselineBuckets,
+          ladderResets,
+          ladderResetsPerXid,
+          episodeGapSeconds,
+          ledgerTtlDays,
+          shadow);
+    }
   }
 }

@@ -202,24 +202,17 @@ class RsyslogShipperIT {
 
   private static JobClient startJob(EmbeddedKafkaBroker broker) throws Exception {
     ProcessorSettings s =
-        new ProcessorSettings(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            "rsyslog-it",
-            null,
-            null,
-            "rsyslog-it-" + System.nanoTime(),
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            List.of(
-                new InputSettings(
-                    TOPIC,
-                    RecordFormat.RSYSLOG,
-                    "/jobs/(?P<job>[^/]+)/rank-(?P<rank>\\d+)\\.log$")));
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .groupId("rsyslog-it")
+            .transactionalIdPrefix("rsyslog-it-" + System.nanoTime())
+            .inputs(
+                List.of(
+                    new InputSettings(
+                        TOPIC,
+                        RecordFormat.RSYSLOG,
+                        "/jobs/(?P<job>[^/]+)/rank-(?P<rank>\\d+)\\.log$")))
+            .build();
     s.validate("");
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, s);

@@ -87,20 +87,12 @@ final class ShapesJob {
       inputs.add(new InputSettings(topic(s), s.format, ShipperShapes.JOB_PATTERN));
     }
     ProcessorSettings settings =
-        new ProcessorSettings(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            group,
-            null,
-            null,
-            group + "-" + System.nanoTime(),
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            inputs);
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .groupId(group)
+            .transactionalIdPrefix(group + "-" + System.nanoTime())
+            .inputs(inputs)
+            .build();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, settings);
     ProcessorMain.job(settings).build(env);

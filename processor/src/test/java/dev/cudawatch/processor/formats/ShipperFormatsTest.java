@@ -7,6 +7,7 @@ import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.processor.InputSettings;
+import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.formats.ShipperShapes.Line;
 import dev.cudawatch.processor.formats.ShipperShapes.Shape;
 import dev.cudawatch.processor.functions.ClassifyStream;
@@ -15,7 +16,6 @@ import dev.cudawatch.processor.records.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,7 +118,7 @@ class ShipperFormatsTest {
     List<List<Line>> parts = List.of(failing, failing.subList(1, 6), failing);
     try (KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h =
         ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-            new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)),
+            new ClassifyStream(Map.of(), ProcessorSettings.defaults()),
             LogRecord::streamKey,
             Types.STRING)) {
       h.open();
@@ -159,7 +159,7 @@ class ShipperFormatsTest {
   static List<Incident> classify(List<LogRecord> records) throws Exception {
     try (KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h =
         ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-            new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)),
+            new ClassifyStream(Map.of(), ProcessorSettings.defaults()),
             LogRecord::streamKey,
             Types.STRING)) {
       h.open();

@@ -8,6 +8,7 @@ import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.processor.InputSettings;
+import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.functions.ClassifyStream;
 import dev.cudawatch.processor.functions.ParseLogRecords;
 import dev.cudawatch.processor.records.RawRecord;
@@ -19,7 +20,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -196,7 +196,7 @@ class ShipperRotationTest {
     }
     try (KeyedOneInputStreamOperatorTestHarness<String, LogRecord, Incident> h =
         ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-            new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)),
+            new ClassifyStream(Map.of(), ProcessorSettings.defaults()),
             LogRecord::streamKey,
             Types.STRING)) {
       h.open();

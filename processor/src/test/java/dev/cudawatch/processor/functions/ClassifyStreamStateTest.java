@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.records.IncidentCodec;
 import dev.cudawatch.processor.records.KryoFree;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
@@ -37,8 +37,7 @@ class ClassifyStreamStateTest {
       throws Exception {
     var h =
         new KeyedOneInputStreamOperatorTestHarness<>(
-            new KeyedProcessOperator<>(
-                new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24))),
+            new KeyedProcessOperator<>(new ClassifyStream(Map.of(), ProcessorSettings.defaults())),
             LogRecord::streamKey,
             Types.STRING);
     return KryoFree.harness(h, IncidentCodec.TYPE.serializer());

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
-import java.time.Duration;
+import dev.cudawatch.processor.ProcessorSettings;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -22,7 +22,7 @@ class ClassifyStreamTest {
   void setUp() throws Exception {
     h =
         ProcessFunctionTestHarnesses.forKeyedProcessFunction(
-            new ClassifyStream(Map.of(), Duration.ofSeconds(1), Duration.ofHours(24)),
+            new ClassifyStream(Map.of(), ProcessorSettings.defaults()),
             LogRecord::streamKey,
             Types.STRING);
     h.open();

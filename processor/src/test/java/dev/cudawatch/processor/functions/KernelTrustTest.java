@@ -9,6 +9,7 @@ import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
+import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.health.GpuHealthLedger;
 import dev.cudawatch.processor.health.HealthSettings;
 import dev.cudawatch.processor.jobs.AttributeKernelIncidents;
@@ -16,7 +17,6 @@ import dev.cudawatch.processor.jobs.GroupJobFailures;
 import dev.cudawatch.processor.rules.MatchRules;
 import dev.cudawatch.processor.rules.RuleEvent;
 import dev.cudawatch.processor.rules.RuleSet;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -97,7 +97,9 @@ class KernelTrustTest {
 
   /** The record's incidents, closed by its stream's quiet marker. */
   private static List<Incident> classify(LogRecord r) throws Exception {
-    ClassifyStream fn = new ClassifyStream(Map.of(), Duration.ofSeconds(60), Duration.ofHours(1));
+    ClassifyStream fn =
+        new ClassifyStream(
+            Map.of(), ProcessorSettings.builder().flushAfterMs(60_000L).stateTtlHours(1L).build());
     try (var h =
         new KeyedOneInputStreamOperatorTestHarness<>(
             new KeyedProcessOperator<>(fn), LogRecord::streamKey, Types.STRING)) {

@@ -125,9 +125,7 @@ class GpuHealthLedgerTest {
 
   @Test
   void thresholdPerXid() {
-    HealthSettings s =
-        new HealthSettings(
-            null, null, null, null, null, null, null, null, Map.of("79", 1), null, null, null);
+    HealthSettings s = HealthSettings.builder().ladderResetsPerXid(Map.of("79", 1)).build();
     assertEquals(1, s.resetsBeforeEscalation(79));
     assertEquals(2, s.resetsBeforeEscalation(48));
     assertEquals(2, s.resetsBeforeEscalation(null));

@@ -29,19 +29,7 @@ class ShadowAlertsTest {
   @Test
   void shadowedRulesAreRecordedNotSent() throws Exception {
     HealthSettings s =
-        new HealthSettings(
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            List.of("SlowRank", "GpuRepairLadder"));
+        HealthSettings.builder().shadow(List.of("SlowRank", "GpuRepairLadder")).build();
     try (var h =
         new OneInputStreamOperatorTestHarness<>(new ProcessOperator<>(new ShadowAlerts(s)))) {
       h.open();

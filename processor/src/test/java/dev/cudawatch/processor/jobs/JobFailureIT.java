@@ -328,19 +328,12 @@ class JobFailureIT {
 
   private static JobClient startJob() throws Exception {
     ProcessorSettings s =
-        new ProcessorSettings(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            "job-failure-it",
-            null,
-            null,
-            "job-failure-it-" + System.nanoTime(),
-            null,
-            null,
-            null,
-            null,
-            List.of(),
-            null,
-            null);
+        ProcessorSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .groupId("job-failure-it")
+            .transactionalIdPrefix("job-failure-it-" + System.nanoTime())
+            .rules(List.of())
+            .build();
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     ProcessorMain.configure(env, s);
     ProcessorMain.job(s).build(env);
