@@ -1,11 +1,11 @@
 package dev.cudawatch.alerts;
 
+import dev.cudawatch.alerts.consume.TopicConsumer;
 import dev.cudawatch.alerts.handoff.NodeConditionWriter;
 import dev.cudawatch.alerts.handoff.PodEventWriter;
 import dev.cudawatch.alerts.http.ApiServer;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.http.IncidentPages;
-import dev.cudawatch.alerts.ingest.TopicConsumer;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.alerts.metrics.HealthMetrics;
 import dev.cudawatch.alerts.notify.Notifier;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
+import dev.cudawatch.alerts.consume.TopicConsumer;
 import dev.cudawatch.alerts.http.Health;
-import dev.cudawatch.alerts.ingest.TopicConsumer;
 import dev.cudawatch.alerts.notify.NotifySettings;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;

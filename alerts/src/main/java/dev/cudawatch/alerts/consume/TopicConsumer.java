@@ -1,4 +1,4 @@
-package dev.cudawatch.alerts.ingest;
+package dev.cudawatch.alerts.consume;
 
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.Topics;
