@@ -53,7 +53,11 @@ final class Scoring {
       } else {
         StringBuilder k = new StringBuilder(e.get("name").asText());
         new TreeMap<String, String>(
-                new com.fasterxml.jackson.databind.ObjectMapper().convertValue(l, Map.class))
+                new com.fasterxml.jackson.databind.ObjectMapper()
+                    .convertValue(
+                        l,
+                        new com.fasterxml.jackson.core.type.TypeReference<
+                            Map<String, String>>() {}))
             .forEach((a, b) -> k.append('|').append(a).append('=').append(b));
         expectedAlerts.add(k.toString());
       }

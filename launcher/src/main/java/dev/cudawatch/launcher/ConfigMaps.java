@@ -34,8 +34,8 @@ final class ConfigMaps {
           continue;
         }
         doc.get("data")
-            .fields()
-            .forEachRemaining(
+            .properties()
+            .forEach(
                 e -> {
                   if (NAMES.matcher(e.getKey()).matches()) {
                     out.add(Map.entry(e.getKey(), e.getValue().asText()));

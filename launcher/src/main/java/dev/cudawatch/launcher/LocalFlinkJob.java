@@ -125,12 +125,20 @@ final class LocalFlinkJob implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() {
     try {
       client.cancel().get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } catch (Exception e) {
       // the job may already be gone
     }
-    cluster.close();
+    try {
+      cluster.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      throw new IllegalStateException("the local Flink cluster did not stop: " + e.getMessage(), e);
+    }
   }
 }

@@ -78,7 +78,8 @@ public record NodeSources(
     if (device == null || !Files.exists(Path.of(device))) {
       return false;
     }
-    try (FileInputStream in = new FileInputStream(device)) {
+    try {
+      new FileInputStream(device).close();
       return true;
     } catch (IOException | SecurityException e) {
       return false;

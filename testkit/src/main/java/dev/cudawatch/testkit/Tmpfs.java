@@ -93,11 +93,16 @@ public final class Tmpfs implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() throws IOException {
     Process p = new ProcessBuilder("umount", dir.toString()).redirectErrorStream(true).start();
     p.getInputStream().readAllBytes();
-    if (p.waitFor() != 0) {
-      new ProcessBuilder("umount", "-l", dir.toString()).start().waitFor(); // busy: detach it
+    try {
+      if (p.waitFor() != 0) {
+        new ProcessBuilder("umount", "-l", dir.toString()).start().waitFor(); // busy: detach it
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while unmounting " + dir, e);
     }
   }
 }

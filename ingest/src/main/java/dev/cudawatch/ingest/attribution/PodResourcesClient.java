@@ -11,9 +11,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
@@ -52,7 +53,9 @@ public final class PodResourcesClient implements AutoCloseable, KubernetesAttrib
     this.socket = socket;
     this.timeout = timeout;
     this.maxContainers = maxContainers;
-    this.loop = new EpollEventLoopGroup(1, new DefaultThreadFactory("pod-resources", true));
+    this.loop =
+        new MultiThreadIoEventLoopGroup(
+            1, new DefaultThreadFactory("pod-resources", true), EpollIoHandler.newFactory());
     this.channel =
         NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString()))
             .eventLoopGroup(loop)

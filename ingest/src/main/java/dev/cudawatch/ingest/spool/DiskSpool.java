@@ -204,6 +204,8 @@ public final class DiskSpool implements AutoCloseable {
 
   /** A segment written by a newer release (or not a segment): left alone, never misread. */
   public static final class UnsupportedSegmentException extends IOException {
+    private static final long serialVersionUID = 1L;
+
     UnsupportedSegmentException(String message) {
       super(message);
     }

@@ -41,6 +41,8 @@ public final class StateFile<T> {
 
   /** A file of a format newer than this release reads (written by a later release). */
   public static final class NewerFormatException extends IOException {
+    private static final long serialVersionUID = 1L;
+
     private final int format;
 
     NewerFormatException(String message, int format) {
