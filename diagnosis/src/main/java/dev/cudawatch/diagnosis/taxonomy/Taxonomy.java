@@ -1,9 +1,9 @@
 package dev.cudawatch.diagnosis.taxonomy;
 
 import com.fasterxml.jackson.core.JsonToken;
-import dev.cudawatch.diagnosis.catalog.CatalogException;
-import dev.cudawatch.diagnosis.catalog.StrictYaml;
-import dev.cudawatch.diagnosis.catalog.StrictYaml.Located;
+import dev.cudawatch.diagnosis.datafile.CatalogException;
+import dev.cudawatch.diagnosis.datafile.StrictYaml;
+import dev.cudawatch.diagnosis.datafile.StrictYaml.Located;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
