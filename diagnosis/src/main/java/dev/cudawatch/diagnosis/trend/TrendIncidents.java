@@ -12,6 +12,9 @@ import java.util.Map;
 
 /** Turns a detected trend into a {@code memory_leak} incident. */
 public final class TrendIncidents {
+  /** The detector taxonomy.yaml names for the classes it produces, and their signature. */
+  public static final String DETECTOR = "memory_trend";
+
   private static final IncidentClass LEAK = Taxonomy.builtIn().get("memory_leak");
 
   private TrendIncidents() {}
@@ -47,7 +50,7 @@ public final class TrendIncidents {
     return Incident.builder(id, LEAK.id())
         .severity(LEAK.severity())
         .suspect(LEAK.suspect())
-        .signature("memory_trend")
+        .signature(DETECTOR)
         .fields(f)
         .summary(summary)
         .explanation(a.explanation())

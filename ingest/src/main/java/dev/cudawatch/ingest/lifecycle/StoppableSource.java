@@ -1,4 +1,4 @@
-package dev.cudawatch.ingest;
+package dev.cudawatch.ingest.lifecycle;
 
 /**
  * A source thread that can be told to stop. One that returns after it was told to (a run spool's
