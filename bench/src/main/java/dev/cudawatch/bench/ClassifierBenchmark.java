@@ -1,13 +1,13 @@
 package dev.cudawatch.bench;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.advice.Advisor;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.Advisor;
 import dev.cudawatch.diagnosis.engine.ClassifierSettings;
-import dev.cudawatch.diagnosis.engine.OfflineClassifier;
 import dev.cudawatch.diagnosis.engine.StreamClassifier;
 import dev.cudawatch.diagnosis.engine.StreamContext;
 import dev.cudawatch.diagnosis.engine.StreamState;
+import dev.cudawatch.diagnosis.offline.OfflineClassifier;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

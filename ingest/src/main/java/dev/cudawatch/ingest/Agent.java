@@ -10,6 +10,7 @@ import dev.cudawatch.ingest.files.PositionStore;
 import dev.cudawatch.ingest.files.TailedFile;
 import dev.cudawatch.ingest.framing.FramedLine;
 import dev.cudawatch.ingest.framing.LineFramer;
+import dev.cudawatch.ingest.lifecycle.StoppableSource;
 import dev.cudawatch.ingest.ship.Shipper;
 import java.io.IOException;
 import java.io.InputStream;

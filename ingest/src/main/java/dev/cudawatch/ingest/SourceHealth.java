@@ -1,5 +1,6 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.ingest.lifecycle.StoppableSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -9,7 +9,7 @@ import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
-import dev.cudawatch.diagnosis.catalog.CatalogTests;
+import dev.cudawatch.diagnosis.offline.CatalogTests;
 import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.processor.ProcessorSettings;
 import dev.cudawatch.processor.rules.RuleSet;

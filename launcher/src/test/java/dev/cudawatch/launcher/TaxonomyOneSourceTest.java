@@ -6,7 +6,7 @@ import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.OfflineClassifier;
+import dev.cudawatch.diagnosis.offline.OfflineClassifier;
 import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.diagnosis.taxonomy.XidInfo;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.OfflineClassifier;
+import dev.cudawatch.diagnosis.offline.OfflineClassifier;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -4,6 +4,8 @@ import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.cli.BuildInfo;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
+import dev.cudawatch.diagnosis.trend.TrendIncidents;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -39,6 +41,11 @@ public final class AlertsMetrics {
   private final Gauge memoryUsed;
   private final Gauge warnedAt;
   private final Gauge lag;
+
+  /** The memory trend detector's classes: their incidents carry a leak's figures. */
+  private static final Set<String> TREND_CLASSES =
+      Taxonomy.builtIn().classesOf(TrendIncidents.DETECTOR);
+
   private final LemonScores lemons;
   private final SeriesLimiter gpuSeries;
 
@@ -235,7 +242,7 @@ public final class AlertsMetrics {
     String[] labels =
         gpuSeries.admit(
             hostLabel ? new String[] {i.host(), gpu.toString()} : new String[] {gpu.toString()});
-    if ("memory_leak".equals(i.incidentClass())) {
+    if (TREND_CLASSES.contains(i.incidentClass())) {
       setIfNumber(secondsToFull, labels, i.fields().get("predicted_seconds_to_full"));
       setIfNumber(growth, labels, i.fields().get("growth_bytes_per_second"));
       setIfNumber(memoryUsed, labels, i.fields().get("memory_used_bytes"));

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
+import dev.cudawatch.diagnosis.datafile.CatalogException;
+import dev.cudawatch.diagnosis.datafile.StrictYaml;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.IOException;
 import java.io.InputStream;

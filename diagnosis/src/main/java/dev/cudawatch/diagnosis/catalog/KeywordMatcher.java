@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.catalog;
 
+import dev.cudawatch.diagnosis.datafile.CatalogException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;

@@ -3,7 +3,7 @@ package dev.cudawatch.diagnosis.cli;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
-import dev.cudawatch.diagnosis.catalog.CatalogTests;
+import dev.cudawatch.diagnosis.offline.CatalogTests;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Clock;

@@ -6,9 +6,9 @@ import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.catalog.CatalogException;
-import dev.cudawatch.diagnosis.engine.ParallelClassifier;
+import dev.cudawatch.diagnosis.datafile.CatalogException;
 import dev.cudawatch.diagnosis.jobs.JobVerdicts;
+import dev.cudawatch.diagnosis.offline.ParallelClassifier;
 import dev.cudawatch.diagnosis.trend.GpuSamplesJoin;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.io.InputStream;
@@ -196,8 +196,14 @@ public final class ClassifyCommand implements Callable<Integer> {
     // the machine's zone: nvidia-smi CSVs carry local times with no zone
     try (ParallelClassifier classifier =
         builtInOnly
-            ? ParallelClassifier.ofBuiltIn(builtIn, Clock.systemDefaultZone(), threads)
-            : new ParallelClassifier(catalog, Clock.systemDefaultZone(), threads)) {
+            ? ParallelClassifier.ofBuiltIn(builtIn)
+                .clock(Clock.systemDefaultZone())
+                .threads(threads)
+                .build()
+            : ParallelClassifier.builder(catalog)
+                .clock(Clock.systemDefaultZone())
+                .threads(threads)
+                .build()) {
       classifier.classifyAll(
           files,
           stdin,

@@ -1,7 +1,7 @@
 package dev.cudawatch.diagnosis.cli;
 
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.diagnosis.engine.FieldValues;
+import dev.cudawatch.diagnosis.advice.FieldValues;
 import dev.cudawatch.diagnosis.jobs.Culprit;
 import dev.cudawatch.diagnosis.jobs.JobVerdicts;
 import java.io.PrintStream;

@@ -1,6 +1,9 @@
 package dev.cudawatch.diagnosis.engine;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.advice.Advice;
+import dev.cudawatch.diagnosis.advice.Advisor;
+import dev.cudawatch.diagnosis.advice.SummaryTemplate;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.Signature;

@@ -13,7 +13,7 @@ import java.util.Locale;
  * sequences or replaces NULs, so the raw scan flags a superset; those two bytes are reported apart
  * so the caller checks such lines exactly. Immutable and shared by every thread.
  */
-final class LinePrefilter {
+public final class LinePrefilter {
   /** The line holds a keyword or a state marker: it goes to the stream's classifier. */
   static final int HIT = -1;
 
@@ -34,11 +34,11 @@ final class LinePrefilter {
   /** Transitions, indexed by state times {@link #classes} plus class; states are premultiplied. */
   private final int[] delta;
 
-  LinePrefilter(Catalog catalog) {
+  public LinePrefilter(Catalog catalog) {
     this(literals(catalog));
   }
 
-  LinePrefilter(List<String> literals) {
+  public LinePrefilter(List<String> literals) {
     // class 0: bytes in no literal; 1: newline; 2: ESC and NUL; then one per literal byte
     int next = 3;
     for (String lit : literals) {
@@ -132,7 +132,7 @@ final class LinePrefilter {
    *     | kind} with kind 0 for {@link #NEWLINE}, 1 for {@link #HIT}, 2 for {@link #SPECIAL}; or
    *     {@code to << 2 | 3} when the bytes ran out first
    */
-  long scan(byte[] b, int from, int to, int state) {
+  public long scan(byte[] b, int from, int to, int state) {
     final int[] d = delta;
     final byte[] cc = byteClass;
     int s = state;
@@ -159,7 +159,7 @@ final class LinePrefilter {
    *     when it is lane c's ({@code index << 3 | lane << 2 | kind}); or -1 when a lane reached its
    *     end first
    */
-  long scanPair(byte[] b, int[] lanes, int aEnd, int cEnd) {
+  public long scanPair(byte[] b, int[] lanes, int aEnd, int cEnd) {
     final int[] d = delta;
     final byte[] cc = byteClass;
     int a = lanes[0];
@@ -198,7 +198,7 @@ final class LinePrefilter {
   }
 
   /** Whether a normalised line holds a keyword or a state marker (exact for any text). */
-  boolean flags(CharSequence text) {
+  public boolean flags(CharSequence text) {
     final int[] d = delta;
     final byte[] cc = charClass;
     int s = 0;

@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.engine;
 
+import dev.cudawatch.diagnosis.advice.FieldValues;
 import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.CudaErrorTable;
 import dev.cudawatch.diagnosis.catalog.LibraryStatus;

@@ -23,7 +23,7 @@ public final class PrefilterLiterals {
   private PrefilterLiterals() {}
 
   /** The built-in catalog's literals as listed at build time, or null without the resource. */
-  static List<String> builtIn() {
+  public static List<String> builtIn() {
     try (InputStream in = PrefilterLiterals.class.getResourceAsStream(RESOURCE)) {
       if (in == null) {
         return null; // run from classes the build did not finish: the catalog gives them

@@ -11,7 +11,7 @@ import java.util.Map;
  * worker thread can do it ahead of the stream's {@link StreamClassifier}, which then does only what
  * depends on the stream (grouping, episodes). Confined to one thread at a time.
  */
-final class PreparedLine {
+public final class PreparedLine {
   private static final Object NONE = new Object();
   private static final int[] NO_CANDIDATES = new int[0];
 
@@ -22,7 +22,7 @@ final class PreparedLine {
   private Object exceptionType;
   private Object framework;
 
-  PreparedLine(String raw) {
+  public PreparedLine(String raw) {
     this.raw = raw;
     this.normalized = LineNormalizer.normalize(raw);
   }
@@ -36,7 +36,7 @@ final class PreparedLine {
    * matches up to the first that matches (the classifier rarely looks past it, and works out any
    * later one itself), and the exception type and framework of a line that matched.
    */
-  PreparedLine prepare(Catalog catalog) {
+  public PreparedLine prepare(Catalog catalog) {
     int[] c = candidates(catalog, new long[catalog.keywords().maskWords()]);
     for (int k = 0; k < c.length; k++) {
       if (match(catalog, k) != null) {

@@ -1,6 +1,7 @@
 package dev.cudawatch.diagnosis.engine;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.advice.Advisor;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.CudaError;
 import dev.cudawatch.diagnosis.catalog.LibraryStatus;
@@ -78,7 +79,7 @@ public final class StreamClassifier {
   }
 
   /** Takes the next line, which may have been prepared on another thread. */
-  List<Incident> accept(PreparedLine line, LineMeta meta, Instant now) {
+  public List<Incident> accept(PreparedLine line, LineMeta meta, Instant now) {
     long n = ++st.lineNo;
     List<Incident> out =
         st.open.isEmpty()
@@ -119,7 +120,7 @@ public final class StreamClassifier {
    * traceback line, no diff hunk header, and the stream not inside a diff hunk (the caller checks
    * {@link StreamState#inDiffHunk}). Incidents they would have settled settle on the next line.
    */
-  void skipInert(long lines) {
+  public void skipInert(long lines) {
     st.lineNo += lines;
   }
 
@@ -146,7 +147,7 @@ public final class StreamClassifier {
     if (libraryNamed && libraryStatus.isEmpty() && GENERIC_LAYER.equals(sig.id())) {
       return false; // a library's number or message the tables do not know names nothing
     }
-    Attribution.apply(fields, line.normalized.rank(), meta);
+    IncidentAttribution.apply(fields, line.normalized.rank(), meta);
     String exceptionType = line.exceptionType();
     if (exceptionType != null) {
       fields.putIfAbsent("exception_type", exceptionType);
@@ -154,7 +155,7 @@ public final class StreamClassifier {
 
     if (sig.role() == Role.PREFIX) {
       fields.remove("exception_type");
-      fields.remove(Attribution.FIELD);
+      fields.remove(IncidentAttribution.FIELD);
       boolean live =
           st.preamble != null
               && n - st.preambleLine <= settings.attachWindowLines()
@@ -180,7 +181,7 @@ public final class StreamClassifier {
                           || c.fields.get("rank") == null
                           || rank.equals(c.fields.get("rank"))));
       fields.remove("exception_type");
-      fields.remove(Attribution.FIELD);
+      fields.remove(IncidentAttribution.FIELD);
       if (target != null) {
         fields.remove("rank");
         target.fill(fields);

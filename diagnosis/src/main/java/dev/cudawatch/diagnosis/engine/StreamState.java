@@ -41,6 +41,11 @@ public final class StreamState implements Serializable {
   /** Inside a unified diff hunk ({@code @@ -a,b +c,d @@} and its context, + and - lines). */
   boolean inDiffHunk;
 
+  /** Inside a unified diff hunk: the offline path replays skipped lines until it ends. */
+  public boolean inDiffHunk() {
+    return inDiffHunk;
+  }
+
   public long lineNo() {
     return lineNo;
   }

@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.engine;
 
+import dev.cudawatch.diagnosis.advice.Advisor;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import java.time.Instant;
 import java.util.List;

@@ -24,6 +24,10 @@ import java.util.List;
  * @param kernelLineQuoted what a kernel-log class becomes when its line came from anything but a
  *     kernel source (a job's output): recorded, never acted on
  * @param fields the field names it may carry
+ * @param gpuRecovery what the GPU health ledger records as asked for: {@code reset_gpu}, {@code
+ *     reboot_node}, or {@code xid} (the Xid's recovery bucket decides); null for none
+ * @param alert the alert name it pages under on its own, whatever its severity and also from a
+ *     job's rank ({@code GpuMemoryLeak}); null: error and critical page as GpuJobFailure
  */
 public record IncidentClass(
     String id,
@@ -39,7 +43,9 @@ public record IncidentClass(
     JobRole jobRole,
     boolean kernelLog,
     boolean kernelLineQuoted,
-    List<String> fields) {
+    List<String> fields,
+    String gpuRecovery,
+    String alert) {
 
   public IncidentClass {
     nextSteps = nextSteps == null ? List.of() : List.copyOf(nextSteps);

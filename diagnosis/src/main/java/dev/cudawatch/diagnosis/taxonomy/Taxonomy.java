@@ -1,9 +1,9 @@
 package dev.cudawatch.diagnosis.taxonomy;
 
 import com.fasterxml.jackson.core.JsonToken;
-import dev.cudawatch.diagnosis.catalog.CatalogException;
-import dev.cudawatch.diagnosis.catalog.StrictYaml;
-import dev.cudawatch.diagnosis.catalog.StrictYaml.Located;
+import dev.cudawatch.diagnosis.datafile.CatalogException;
+import dev.cudawatch.diagnosis.datafile.StrictYaml;
+import dev.cudawatch.diagnosis.datafile.StrictYaml.Located;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -24,6 +24,14 @@ import java.util.TreeMap;
 public final class Taxonomy {
   public static final String RESOURCE = "/cudawatch/taxonomy.yaml";
   public static final Set<String> SEVERITIES = Set.of("critical", "error", "warning", "info");
+
+  /** A class's gpu_recovery: the Xid's recovery bucket decides (recovery_requests). */
+  public static final String BY_XID = "xid";
+
+  /** A recovery request: the Xid's message names the action (Xid 154). */
+  public static final String NAMED_IN_MESSAGE = "named_in_message";
+
+  private static final Set<String> REQUESTS = Set.of("reset_gpu", "reboot_node");
   public static final Set<String> SUSPECTS =
       Set.of("application", "hardware", "environment", "infrastructure", "framework", "driver");
 
@@ -31,6 +39,7 @@ public final class Taxonomy {
   private final Map<String, String> origins;
   private final Map<Integer, XidInfo> xids;
   private final Map<String, String> recoveryActions;
+  private final Map<String, String> recoveryRequests;
   private final List<String> commonFields;
   private final String kernelLineQuoted;
 
@@ -39,6 +48,7 @@ public final class Taxonomy {
       Map<String, String> origins,
       Map<Integer, XidInfo> xids,
       Map<String, String> recoveryActions,
+      Map<String, String> recoveryRequests,
       List<String> commonFields) {
     this.commonFields = commonFields;
     this.classes = classes;
@@ -51,6 +61,7 @@ public final class Taxonomy {
     this.origins = origins;
     this.xids = xids;
     this.recoveryActions = recoveryActions;
+    this.recoveryRequests = recoveryRequests;
   }
 
   private static final class Holder {
@@ -78,6 +89,7 @@ public final class Taxonomy {
     List<Located<IncidentClass>> cls = new ArrayList<>();
     List<Located<XidInfo>> xs = new ArrayList<>();
     Map<String, String> recovery = new LinkedHashMap<>();
+    Map<String, String> requests = new LinkedHashMap<>();
     List<String> common = new ArrayList<>();
     Map<String, StrictYaml.Section> sections = new LinkedHashMap<>();
     sections.put(
@@ -110,6 +122,17 @@ public final class Taxonomy {
           @SuppressWarnings("unchecked")
           Map<String, String> m = StrictYaml.readValue(p, file, Map.class);
           recovery.putAll(m);
+        });
+    sections.put(
+        "recovery_requests",
+        (p, t) -> {
+          if (t != JsonToken.START_OBJECT) {
+            throw new CatalogException(
+                StrictYaml.at(file, p.currentLocation()) + "'recovery_requests' must be a mapping");
+          }
+          @SuppressWarnings("unchecked")
+          Map<String, String> m = StrictYaml.readValue(p, file, Map.class);
+          requests.putAll(m);
         });
     sections.put("xids", (p, t) -> StrictYaml.readList(p, t, file, "xids", XidInfo.class, xs));
     StrictYaml.read(in, file, sections);
@@ -161,6 +184,16 @@ public final class Taxonomy {
           c.advice() != AdviceLogic.XID || c.xidCorrelation() == XidRole.XID,
           where,
           "advice: xid belongs to the class of Xid events (xid_correlation: xid)");
+      require(
+          c.gpuRecovery() == null
+              || REQUESTS.contains(c.gpuRecovery())
+              || BY_XID.equals(c.gpuRecovery()) && c.xidCorrelation() == XidRole.XID,
+          where,
+          "gpu_recovery must be reset_gpu, reboot_node, or xid (for the class of Xid events)");
+      require(
+          c.alert() == null || c.alert().matches("[A-Z][A-Za-z0-9]*"),
+          where,
+          "alert must be an alert name in CamelCase");
     }
     if (xidClasses != 1) {
       throw new CatalogException(
@@ -190,11 +223,20 @@ public final class Taxonomy {
           where,
           "unknown recovery '" + x.recovery() + "' (known: " + recovery.keySet() + ")");
     }
+    for (Map.Entry<String, String> e : requests.entrySet()) {
+      String where = file + ": recovery_requests: " + e.getKey() + ": ";
+      require(recovery.containsKey(e.getKey()), where, "is not a recovery of recovery_actions");
+      require(
+          REQUESTS.contains(e.getValue()) || NAMED_IN_MESSAGE.equals(e.getValue()),
+          where,
+          "must be reset_gpu, reboot_node or named_in_message");
+    }
     return new Taxonomy(
         java.util.Collections.unmodifiableMap(byId),
         origins,
         java.util.Collections.unmodifiableMap(byCode),
         java.util.Collections.unmodifiableMap(recovery),
+        java.util.Collections.unmodifiableMap(requests),
         List.copyOf(common));
   }
 
@@ -306,5 +348,22 @@ public final class Taxonomy {
 
   public Map<String, String> recoveryActions() {
     return recoveryActions;
+  }
+
+  /**
+   * What a recovery bucket asks of the GPU: reset_gpu, reboot_node, {@link #NAMED_IN_MESSAGE}, or
+   * null for neither.
+   */
+  public String recoveryRequest(String recovery) {
+    return recoveryRequests.get(recovery);
+  }
+
+  /** Classes the detector produces. */
+  public Set<String> classesOf(String detector) {
+    Set<String> out = new LinkedHashSet<>();
+    classes.values().stream()
+        .filter(c -> detector.equals(c.detector()))
+        .forEach(c -> out.add(c.id()));
+    return Set.copyOf(out);
   }
 }

@@ -1,9 +1,9 @@
 package dev.cudawatch.diagnosis.trend;
 
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.diagnosis.engine.Advice;
-import dev.cudawatch.diagnosis.engine.Advisor;
-import dev.cudawatch.diagnosis.engine.FieldValues;
+import dev.cudawatch.diagnosis.advice.Advice;
+import dev.cudawatch.diagnosis.advice.Advisor;
+import dev.cudawatch.diagnosis.advice.FieldValues;
 import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.time.Instant;
@@ -12,6 +12,9 @@ import java.util.Map;
 
 /** Turns a detected trend into a {@code memory_leak} incident. */
 public final class TrendIncidents {
+  /** The detector taxonomy.yaml names for the classes it produces, and their signature. */
+  public static final String DETECTOR = "memory_trend";
+
   private static final IncidentClass LEAK = Taxonomy.builtIn().get("memory_leak");
 
   private TrendIncidents() {}
@@ -47,7 +50,7 @@ public final class TrendIncidents {
     return Incident.builder(id, LEAK.id())
         .severity(LEAK.severity())
         .suspect(LEAK.suspect())
-        .signature("memory_trend")
+        .signature(DETECTOR)
         .fields(f)
         .summary(summary)
         .explanation(a.explanation())

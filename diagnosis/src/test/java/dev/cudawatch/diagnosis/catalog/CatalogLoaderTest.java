@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cudawatch.diagnosis.datafile.CatalogException;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.diagnosis.taxonomy.XidVerdict;
 import java.nio.file.Files;

@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.ClassifierSettings;
-import dev.cudawatch.diagnosis.engine.ParallelClassifier;
-import dev.cudawatch.diagnosis.trend.TrendSettings;
+import dev.cudawatch.diagnosis.offline.ParallelClassifier;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -67,14 +65,12 @@ class ParallelClassifyTest {
     PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     JsonReport report = new JsonReport(out);
     try (ParallelClassifier pc =
-        new ParallelClassifier(
-            catalog,
-            ClassifierSettings.defaults(),
-            TrendSettings.defaults(),
-            CLOCK,
-            threads,
-            chunk,
-            tail)) {
+        ParallelClassifier.builder(catalog)
+            .clock(CLOCK)
+            .threads(threads)
+            .chunkBytes(chunk)
+            .tailBytes(tail)
+            .build()) {
       pc.classifyAll(
           files,
           new ByteArrayInputStream(new byte[0]),

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.offline.OfflineClassifier;
 import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.io.IOException;

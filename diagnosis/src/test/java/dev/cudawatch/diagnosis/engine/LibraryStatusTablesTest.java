@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.advice.Advisor;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.catalog.LibraryStatus;
 import java.time.Instant;

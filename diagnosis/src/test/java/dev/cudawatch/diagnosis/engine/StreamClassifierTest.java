@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.advice.Advisor;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.OfflineClassifier;
 import dev.cudawatch.diagnosis.jobs.Culprit.Cause;
+import dev.cudawatch.diagnosis.offline.OfflineClassifier;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package dev.cudawatch.ingest.run;
 
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.OfflineClassifier;
+import dev.cudawatch.diagnosis.offline.OfflineClassifier;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.time.Clock;

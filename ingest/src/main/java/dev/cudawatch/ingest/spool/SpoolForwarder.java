@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * the broker acknowledged. Acknowledgements from different partitions may come back out of order,
  * so the cursor only moves past the acknowledged prefix.
  */
-public final class SpoolForwarder implements dev.cudawatch.ingest.StoppableSource, AutoCloseable {
+public final class SpoolForwarder
+    implements dev.cudawatch.ingest.lifecycle.StoppableSource, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SpoolForwarder.class);
 
   private final DiskSpool spool;

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * converted to UTC, offset written out ({@link NvidiaSmiCsv#toAgentRow}), and as the record's event
  * time, so nothing downstream has to know the node's zone.
  */
-public final class GpuMemorySampler implements dev.cudawatch.ingest.StoppableSource {
+public final class GpuMemorySampler implements dev.cudawatch.ingest.lifecycle.StoppableSource {
   private static final Logger LOG = LoggerFactory.getLogger(GpuMemorySampler.class);
   private static final long MIN_ROW_DEADLINE_MS = 10_000;
   private static final long TIMEOUT_PAUSE_MS = 60_000;

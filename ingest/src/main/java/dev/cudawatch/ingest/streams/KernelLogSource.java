@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * <p>A line that names a process (an Xid's {@code pid=}, the OOM killer's victim) takes that
  * process's job, rank and GPU when a {@link KernelPidJoin} is given.
  */
-public final class KernelLogSource implements dev.cudawatch.ingest.StoppableSource {
+public final class KernelLogSource implements dev.cudawatch.ingest.lifecycle.StoppableSource {
   private static final Logger LOG = LoggerFactory.getLogger(KernelLogSource.class);
   private static final Pattern RELEVANT =
       Pattern.compile("NVRM|Xid|Out of memory|oom-kill|Killed process|fallen off the bus");

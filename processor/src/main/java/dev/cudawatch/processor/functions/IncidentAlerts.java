@@ -3,6 +3,8 @@ package dev.cudawatch.processor.functions;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
+import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -12,34 +14,39 @@ import org.apache.flink.util.Collector;
 
 /**
  * Raises a firing alert for every root incident that needs a person (severity error or critical,
- * and every memory-leak warning): consequences and informational Xids do not page, nor do the ranks
- * of a distributed job, which page once for the job.
+ * and every class with an alert of its own in taxonomy.yaml, as a memory leak's warning):
+ * consequences and informational Xids do not page, nor do the ranks of a distributed job, which
+ * page once for the job.
  */
 public final class IncidentAlerts implements FlatMapFunction<Incident, Alert> {
   private static final long serialVersionUID = 1L;
   private static final Set<String> PAGING = Set.of("critical", "error");
+  private static final String JOB_FAILURE = "GpuJobFailure";
 
   /** How long an alert about one incident stays active before it expires. */
   public static final java.time.Duration ACTIVE_FOR = java.time.Duration.ofHours(1);
 
   /** A rank's failure in a known job: reported with the job's other ranks, not on its own. */
   public static boolean rankOfAJob(Incident i) {
-    return i.job() != null
-        && i.fields().get("rank") != null
-        && !"memory_leak".equals(i.incidentClass());
+    return i.job() != null && i.fields().get("rank") != null && ownAlert(i) == null;
+  }
+
+  /** The alert name the incident's class pages under on its own (taxonomy.yaml), or null. */
+  private static String ownAlert(Incident i) {
+    return Taxonomy.builtIn().find(i.incidentClass()).map(IncidentClass::alert).orElse(null);
   }
 
   @Override
   public void flatMap(Incident i, Collector<Alert> out) {
-    if (!i.root() || !(PAGING.contains(i.severity()) || "memory_leak".equals(i.incidentClass()))) {
+    String own = ownAlert(i);
+    if (!i.root() || !(PAGING.contains(i.severity()) || own != null)) {
       return;
     }
     if (rankOfAJob(i)) {
       return; // a distributed job's ranks page once, as its JobFailure (GroupJobFailures)
     }
     Map<String, String> labels = new LinkedHashMap<>();
-    labels.put(
-        "alertname", "memory_leak".equals(i.incidentClass()) ? "GpuMemoryLeak" : "GpuJobFailure");
+    labels.put("alertname", own != null ? own : JOB_FAILURE);
     labels.put("class", i.incidentClass());
     labels.put("severity", i.severity());
     labels.put("suspect", i.suspect());

@@ -1,13 +1,15 @@
 package dev.cudawatch.processor.health;
 
 import dev.cudawatch.common.wire.Incident;
+import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.diagnosis.taxonomy.XidInfo;
 import java.util.Locale;
 
 /**
- * The recovery the driver asks for after a GPU failure, from the taxonomy's Xid catalog (each Xid's
- * resolution bucket) and, for Xid 154, from the action its message names.
+ * The recovery the driver asks for after a GPU failure, as taxonomy.yaml states it: a class's
+ * {@code gpu_recovery}, or for the class of Xid events its Xid's recovery bucket (through {@code
+ * recovery_requests}) and, for Xid 154, the action its message names.
  */
 final class RecoveryActions {
   static final String RESET = "reset_gpu";
@@ -24,15 +26,9 @@ final class RecoveryActions {
 
   /** reset_gpu, reboot_node, drain_and_reset, or null when no reset or reboot is asked for. */
   static String of(Incident i) {
-    switch (i.incidentClass()) {
-      case "gpu_lost":
-        return REBOOT;
-      case "ecc_error":
-        return RESET;
-      case "gpu_xid":
-        break;
-      default:
-        return null;
+    String recovery = TAXONOMY.find(i.incidentClass()).map(IncidentClass::gpuRecovery).orElse(null);
+    if (!Taxonomy.BY_XID.equals(recovery)) {
+      return recovery;
     }
     Integer code = xid(i);
     if (code == null) {
@@ -42,18 +38,10 @@ final class RecoveryActions {
     if (x == null) {
       return null;
     }
-    switch (x.recovery()) {
-      case "RESET_GPU":
-      case "WORKFLOW_XID_48":
-        return RESET;
-      case "RESTART_BM":
-      case "RESTART_VM":
-        return REBOOT;
-      case "XID_154":
-        return fromMessage(String.join("\n", i.excerpt()));
-      default:
-        return null;
-    }
+    String request = TAXONOMY.recoveryRequest(x.recovery());
+    return Taxonomy.NAMED_IN_MESSAGE.equals(request)
+        ? fromMessage(String.join("\n", i.excerpt()))
+        : request;
   }
 
   /** Xid 154: "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)". */

@@ -1,8 +1,8 @@
 package dev.cudawatch.processor.health;
 
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.diagnosis.engine.Advice;
-import dev.cudawatch.diagnosis.engine.Advisor;
+import dev.cudawatch.diagnosis.advice.Advice;
+import dev.cudawatch.diagnosis.advice.Advisor;
 import dev.cudawatch.diagnosis.taxonomy.IncidentClass;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import java.time.Instant;

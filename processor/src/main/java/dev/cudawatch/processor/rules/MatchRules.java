@@ -1,7 +1,7 @@
 package dev.cudawatch.processor.rules;
 
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.diagnosis.engine.Attribution;
+import dev.cudawatch.diagnosis.engine.IncidentAttribution;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -80,7 +80,7 @@ public final class MatchRules extends RichFlatMapFunction<Incident, RuleEvent> {
               ? null
               : String.join(", ", unknown)
                   + " unknown: the incidents did not name it; attribution sources tried: "
-                  + Attribution.tried(i.fields());
+                  + IncidentAttribution.tried(i.fields());
       String key = RuleKeys.of(r.name(), List.copyOf(labels.values()));
       out.collect(new RuleEvent(r.name(), r.type(), key, labels, i.id(), t, distinct, note));
     }

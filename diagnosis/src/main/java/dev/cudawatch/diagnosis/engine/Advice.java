@@ -1,6 +1,0 @@
-package dev.cudawatch.diagnosis.engine;
-
-import java.util.List;
-
-/** An explanation and the next steps, most useful first. */
-public record Advice(String explanation, List<String> nextSteps) {}
