@@ -1,7 +1,7 @@
 // Creates cudawatch's topics with the settings each needs (TopicSetup, the job's own table), using
 // the brokers' default partitions and replication (cluster.sh sets 4 and 3; min.insync.replicas 2).
 // Run by cluster.sh in Java's source-file mode: java -cp cudawatch-local.jar CreateTopics.java BOOTSTRAP
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.TopicSetup;
 import java.util.Map;
 import java.util.Optional;

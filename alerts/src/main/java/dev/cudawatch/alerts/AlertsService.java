@@ -47,7 +47,7 @@ public final class AlertsService implements AutoCloseable {
 
   public AlertsService(AlertsSettings settings, Health health, PrintStream console, Clock clock) {
     this.settings = settings;
-    this.metrics = new AlertsMetrics(settings);
+    this.metrics = new AlertsMetrics(settings.metricLimits());
     this.fleetHealth = new HealthMetrics(metrics.registry(), settings.maxSeriesPerMetric());
     this.incidents = new IncidentStore(settings.maxIncidents(), settings.maxIncidentsBytes());
     this.alerts = new AlertStore(settings.maxAlerts());

@@ -6,7 +6,6 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
 import dev.cudawatch.common.http.DefaultPorts;
-import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -142,22 +141,10 @@ public record AlertsSettings(
         "no readable file there");
   }
 
-  /** An http(s) URL with a host; the message never repeats the URL, which may hold a token. */
-  public static void checkUrl(String url, String key) {
-    if (url == null) {
-      return;
-    }
-    URI u;
-    try {
-      u = URI.create(url);
-    } catch (IllegalArgumentException e) {
-      throw new dev.cudawatch.common.config.ConfigException(key + ": not a valid URL");
-    }
-    Validated.require(
-        "http".equals(u.getScheme()) || "https".equals(u.getScheme()),
-        key,
-        "must be an http:// or https:// URL");
-    Validated.require(u.getHost() != null && !u.getHost().isBlank(), key, "must name a host");
+  /** The bounds on the metrics' labels. */
+  public dev.cudawatch.alerts.metrics.MetricLimits metricLimits() {
+    return new dev.cudawatch.alerts.metrics.MetricLimits(
+        hostLabel, allowedJobLabels, maxSeriesPerMetric);
   }
 
   /**

@@ -2,7 +2,7 @@ package dev.cudawatch.bench;
 
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import java.nio.file.Path;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;

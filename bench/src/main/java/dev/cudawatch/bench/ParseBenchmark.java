@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.processor.InputSettings;
+import dev.cudawatch.processor.formats.InputSettings;
 import dev.cudawatch.processor.formats.RecordFormat;
 import dev.cudawatch.processor.records.RawRecord;
 import io.opentelemetry.proto.common.v1.AnyValue;

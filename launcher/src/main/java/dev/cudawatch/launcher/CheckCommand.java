@@ -11,7 +11,7 @@ import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import dev.cudawatch.diagnosis.offline.CatalogTests;
 import dev.cudawatch.ingest.AgentSettings;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.rules.RuleSet;
 import java.io.IOException;
 import java.io.PrintWriter;

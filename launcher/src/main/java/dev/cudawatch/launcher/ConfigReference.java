@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.ingest.AgentSettings;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;

@@ -18,7 +18,7 @@ import dev.cudawatch.ingest.streams.KernelLogSource;
 import dev.cudawatch.ingest.streams.PciMap;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;

@@ -1,10 +1,10 @@
 package dev.cudawatch.launcher;
 
-import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
+import dev.cudawatch.common.config.Validated;
 import dev.cudawatch.common.http.DefaultPorts;
 import dev.cudawatch.common.http.WebConfig;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
@@ -118,9 +118,9 @@ public final class LocalMain implements Callable<Integer> {
   public Integer call() throws Exception {
     WebConfig web;
     try {
-      AlertsSettings.checkUrl(alertmanager, "--alertmanager");
-      AlertsSettings.checkUrl(webhook, "--webhook");
-      AlertsSettings.checkUrl(slack, "--slack");
+      Validated.httpUrl(alertmanager, "--alertmanager");
+      Validated.httpUrl(webhook, "--webhook");
+      Validated.httpUrl(slack, "--slack");
       // a bad web-config fails now, naming its key or file, before anything starts
       web = webConfig == null ? null : WebConfig.load(webConfig.toString());
     } catch (ConfigException e) {

@@ -16,7 +16,7 @@ import dev.cudawatch.ingest.spool.DiskSpool;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.jobs.GroupJobFailures;
 import dev.cudawatch.testkit.Await;
 import java.io.InputStream;

@@ -45,7 +45,7 @@ class TaxonomyOneSourceTest {
 
   @Test
   void everyXidOfTheCatalogFlowsFromTheFileToTheCorrelationAndTheMetrics() throws IOException {
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     Map<String, Integer> expectedSeries = new TreeMap<>();
     IncidentClass xidClass = TAXONOMY.get(XidVerdicts.xidClass());
     for (XidInfo x : TAXONOMY.xids()) {
@@ -101,7 +101,7 @@ class TaxonomyOneSourceTest {
   void theLemonScoreAndTheLemonRuleCountExactlyTheClassesTheFileMarks() throws IOException {
     Set<String> scored = new HashSet<>();
     for (IncidentClass c : TAXONOMY.classes()) {
-      AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+      AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
       for (String job : List.of("job-a", "job-b")) {
         metrics.incident(onNode(incident(c.id()), "node-1", job, 3), T0);
       }

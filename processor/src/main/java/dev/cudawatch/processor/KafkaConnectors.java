@@ -1,5 +1,7 @@
 package dev.cudawatch.processor;
 
+import dev.cudawatch.processor.config.ProcessorSettings;
+import dev.cudawatch.processor.formats.InputSettings;
 import dev.cudawatch.processor.records.JsonSerializer;
 import dev.cudawatch.processor.records.KeySerializer;
 import dev.cudawatch.processor.records.RawRecord;

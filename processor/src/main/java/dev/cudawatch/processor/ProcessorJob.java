@@ -9,6 +9,7 @@ import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.trend.TrendSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.functions.ClampEventTime;
 import dev.cudawatch.processor.functions.ClassifyStream;
 import dev.cudawatch.processor.functions.CorrelateXid;

@@ -11,6 +11,7 @@ import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.rules.RuleSet;
 import java.io.IOException;
 import java.nio.file.Files;

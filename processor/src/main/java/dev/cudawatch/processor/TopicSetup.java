@@ -1,6 +1,7 @@
 package dev.cudawatch.processor;
 
 import dev.cudawatch.common.Topics;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -10,6 +10,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.testkit.Await;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

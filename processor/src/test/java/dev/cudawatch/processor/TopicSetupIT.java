@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.processor.config.ProcessorSettings;
+import dev.cudawatch.processor.formats.InputSettings;
 import dev.cudawatch.testkit.Await;
 import java.nio.file.Path;
 import java.time.Duration;

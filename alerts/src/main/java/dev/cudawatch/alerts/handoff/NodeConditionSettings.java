@@ -1,6 +1,5 @@
 package dev.cudawatch.alerts.handoff;
 
-import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.config.Validated;
 
 /**
@@ -92,7 +91,7 @@ public record NodeConditionSettings(
 
   @Override
   public void validate(String path) {
-    AlertsSettings.checkUrl(apiServerUrl, path + "api_server_url");
+    Validated.httpUrl(apiServerUrl, path + "api_server_url");
     Validated.require(
         conditionType.matches("[A-Z][A-Za-z0-9]{0,62}"),
         path + "condition_type",

@@ -1,6 +1,5 @@
 package dev.cudawatch.alerts.metrics;
 
-import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.cli.BuildInfo;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
@@ -49,7 +48,7 @@ public final class AlertsMetrics {
   private final LemonScores lemons;
   private final SeriesLimiter gpuSeries;
 
-  public AlertsMetrics(AlertsSettings s) {
+  public AlertsMetrics(MetricLimits s) {
     // the JVM's and the process's own series (jvm_*, process_*), as every Java exporter has
     JvmMetrics.builder().register(registry);
     // which build this is, as Prometheus' own prometheus_build_info

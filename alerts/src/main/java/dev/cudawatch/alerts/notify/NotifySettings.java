@@ -1,6 +1,5 @@
 package dev.cudawatch.alerts.notify;
 
-import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.config.Validated;
 import java.util.List;
 
@@ -109,11 +108,11 @@ public record NotifySettings(
 
   @Override
   public void validate(String path) {
-    AlertsSettings.checkUrl(alertmanagerUrl, path + "alertmanager_url");
-    AlertsSettings.checkUrl(webhookUrl, path + "webhook_url");
-    AlertsSettings.checkUrl(slackWebhookUrl, path + "slack_webhook_url");
-    AlertsSettings.checkUrl(externalUrl, path + "external_url");
-    AlertsSettings.checkUrl(runbookBaseUrl, path + "runbook_base_url");
+    Validated.httpUrl(alertmanagerUrl, path + "alertmanager_url");
+    Validated.httpUrl(webhookUrl, path + "webhook_url");
+    Validated.httpUrl(slackWebhookUrl, path + "slack_webhook_url");
+    Validated.httpUrl(externalUrl, path + "external_url");
+    Validated.httpUrl(runbookBaseUrl, path + "runbook_base_url");
     Validated.require(
         outboxMaxEntries >= 1 && outboxMaxEntries <= 1_000_000,
         path + "outbox_max_entries",

@@ -34,7 +34,7 @@ class AlertsMetricsTest {
   @Test
   void anAllowedJobIsTheTrainingJobLabelNotPrometheusJob() throws IOException {
     AlertsSettings s = AlertsSettings.builder().allowedJobLabels(List.of("train-1")).build();
-    AlertsMetrics m = new AlertsMetrics(s);
+    AlertsMetrics m = new AlertsMetrics(s.metricLimits());
     m.incident(illegal("a", "train-1"), T0);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     new PrometheusTextFormatWriter(false).write(out, m.registry().scrape());
@@ -45,7 +45,7 @@ class AlertsMetricsTest {
 
   @Test
   void theLemonScoreOfAGpuCountsDifferentJobsInTheWindow() {
-    AlertsMetrics m = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics m = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     m.incident(illegal("a", "j1"), T0);
     m.incident(illegal("b", "j2"), T0.plusSeconds(60));
     m.incident(illegal("c", "j2"), T0.plusSeconds(120));

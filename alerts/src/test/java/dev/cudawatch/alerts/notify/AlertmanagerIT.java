@@ -67,7 +67,8 @@ class AlertmanagerIT {
               Instant.now().minusSeconds(60),
               null);
       try (Notifier n =
-          new Notifier(s, new AlertsMetrics(AlertsSettings.defaults()), Clock.systemUTC())) {
+          new Notifier(
+              s, new AlertsMetrics(AlertsSettings.defaults().metricLimits()), Clock.systemUTC())) {
         n.start();
         n.onAlert(firing);
         await(() -> listed(base).size() == 1, am);

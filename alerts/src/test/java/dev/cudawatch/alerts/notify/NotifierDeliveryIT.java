@@ -104,7 +104,7 @@ class NotifierDeliveryIT {
   @Test
   void aReceiverFailingThreeTimesGetsTheNotificationOnTheFourthTry() throws Exception {
     String url = receiver(n -> n <= 3 ? 503 : 200, null);
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Notifier n = new Notifier(settings(url), metrics, Clock.systemUTC())) {
       n.start();
       n.onAlert(GrouperTest.alert("RepeatedIllegalMemoryAccess", "node-1", Alert.State.FIRING));
@@ -127,7 +127,7 @@ class NotifierDeliveryIT {
   @Test
   void aRejectedNotificationIsDroppedAndCounted() throws Exception {
     String url = receiver(n -> 400, null);
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Notifier n = new Notifier(settings(url), metrics, Clock.systemUTC())) {
       n.start();
       n.onAlert(GrouperTest.alert("X", "node-1", Alert.State.FIRING));
@@ -148,7 +148,9 @@ class NotifierDeliveryIT {
     Alert a = GrouperTest.alert("LemonGpu", "node-4", Alert.State.FIRING);
     Notifier first =
         new Notifier(
-            settings(url), new AlertsMetrics(AlertsSettings.defaults()), Clock.systemUTC());
+            settings(url),
+            new AlertsMetrics(AlertsSettings.defaults().metricLimits()),
+            Clock.systemUTC());
     first.start();
     first.onAlert(a);
     await(() -> requests.get() == 1); // the delivery is in flight, and hangs
@@ -157,7 +159,9 @@ class NotifierDeliveryIT {
 
     try (Notifier second =
         new Notifier(
-            settings(url), new AlertsMetrics(AlertsSettings.defaults()), Clock.systemUTC())) {
+            settings(url),
+            new AlertsMetrics(AlertsSettings.defaults().metricLimits()),
+            Clock.systemUTC())) {
       assertEquals(1, second.outbox().size(Notifier.WEBHOOK), "still in the outbox");
       second.start();
       await(() -> !bodies.isEmpty());

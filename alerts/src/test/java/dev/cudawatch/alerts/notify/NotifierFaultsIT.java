@@ -113,7 +113,7 @@ class NotifierFaultsIT {
   void aFullDiskStopsNoTickAndLosesNoBatch() throws Exception {
     String url = receiver(b -> false, null);
     Path state = dir.resolve("state");
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Tmpfs disk = Tmpfs.mount(state, "1m");
         Notifier n = new Notifier(settings(url, state, null), metrics, Clock.systemUTC())) {
       n.start();
@@ -142,7 +142,7 @@ class NotifierFaultsIT {
     CountDownLatch hold = new CountDownLatch(1);
     String url = receiver(b -> false, hold);
     Path state = dir.resolve("state");
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Tmpfs disk = Tmpfs.mount(state, "1m");
         Notifier n = new Notifier(settings(url, state, null), metrics, Clock.systemUTC())) {
       n.start();
@@ -175,7 +175,7 @@ class NotifierFaultsIT {
   void aReceiverFailingForGoodDeadLettersAfterMaxAgeAndFreesTheQueue() throws Exception {
     String url = receiver(b -> b.contains("node-bad"), null);
     Path state = dir.resolve("state");
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Notifier n = new Notifier(settings(url, state, 1500L), metrics, Clock.systemUTC())) {
       n.start();
       n.onAlert(GrouperTest.alert("X", "node-bad", Alert.State.FIRING));
@@ -247,7 +247,7 @@ class NotifierFaultsIT {
             null,
             null,
             null);
-    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults());
+    AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Notifier n = new Notifier(am, metrics, Clock.systemUTC())) {
       n.start();
       n.onAlert(GrouperTest.alert("X", "node-1", Alert.State.FIRING));

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.ingest.AgentSettings;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

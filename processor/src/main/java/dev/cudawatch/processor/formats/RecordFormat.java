@@ -2,7 +2,6 @@ package dev.cudawatch.processor.formats;
 
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireFormatException;
-import dev.cudawatch.processor.InputSettings;
 import dev.cudawatch.processor.records.RawRecord;
 import java.io.Serializable;
 import java.util.List;

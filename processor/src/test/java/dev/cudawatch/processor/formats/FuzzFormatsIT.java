@@ -7,7 +7,6 @@ import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
-import dev.cudawatch.processor.InputSettings;
 import dev.cudawatch.processor.formats.RecordFuzzer.Mutant;
 import dev.cudawatch.processor.formats.ShipperShapes.Line;
 import dev.cudawatch.processor.formats.ShipperShapes.Shape;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.diagnosis.engine.StreamState;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.records.IncidentCodec;
 import dev.cudawatch.processor.records.KryoFree;
 import java.util.List;

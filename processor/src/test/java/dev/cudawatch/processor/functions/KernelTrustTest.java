@@ -9,7 +9,7 @@ import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.health.GpuHealthLedger;
 import dev.cudawatch.processor.health.HealthSettings;
 import dev.cudawatch.processor.jobs.AttributeKernelIncidents;

@@ -14,7 +14,7 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.ProcessorMain;
-import dev.cudawatch.processor.ProcessorSettings;
+import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.simulator.DistributedJobFailure;
 import dev.cudawatch.simulator.JobPlacement;
 import dev.cudawatch.simulator.KafkaOutput;

@@ -1,4 +1,4 @@
-package dev.cudawatch.processor;
+package dev.cudawatch.processor.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,9 +1,10 @@
-package dev.cudawatch.processor;
+package dev.cudawatch.processor.config;
 
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
+import dev.cudawatch.processor.formats.InputSettings;
 import dev.cudawatch.processor.health.HealthSettings;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,7 +1,6 @@
-package dev.cudawatch.processor;
+package dev.cudawatch.processor.formats;
 
 import dev.cudawatch.common.config.Validated;
-import dev.cudawatch.processor.formats.RecordFormat;
 
 /**
  * One Kafka topic the job reads and the shape of its records.
