@@ -3,7 +3,6 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.VersionProvider;
-import dev.cudawatch.common.config.ConfigLoader;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.Callable;
@@ -43,12 +42,11 @@ public final class AgentMain implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    AgentSettings s =
-        new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
+    AgentSettings s = AgentSettings.load(config, System.getenv());
     // when the agent itself began, its configuration read (a bad one is its one line, exit 2)
     System.err.println("cudawatch agent: starting");
     if (bootstrap != null) {
-      s = s.withFiles(s.kafka().withBootstrapServers(bootstrap), s.files(), s.stateDir());
+      s = s.toBuilder().kafka(s.kafka().withBootstrapServers(bootstrap)).build();
     }
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch closed = new CountDownLatch(1);

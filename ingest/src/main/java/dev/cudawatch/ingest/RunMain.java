@@ -4,7 +4,6 @@ import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.Logging;
 import dev.cudawatch.common.cli.VersionProvider;
-import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.run.ChildProcess;
 import dev.cudawatch.ingest.run.ExitStatus;
@@ -150,9 +149,7 @@ public final class RunMain implements Callable<Integer> {
     // reported and the job runs unwatched (its output still passes through).
     AgentSettings s;
     try {
-      s =
-          new ConfigLoader("CUDAWATCH_AGENT", configEnvironment(System.getenv()))
-              .load(config, AgentSettings.class);
+      s = AgentSettings.load(config, configEnvironment(System.getenv()));
     } catch (Exception | LinkageError e) {
       notices.degraded(e.getMessage() + "; the job runs without shipping");
       s = null;

@@ -209,16 +209,16 @@ public final class LocalCluster implements AutoCloseable {
         });
 
     AgentSettings ag =
-        AgentSettings.defaults()
-            .with(
-                kafka,
-                List.of(options.logsDir().toAbsolutePath() + "/*.log"),
-                options.dataDir().resolve("agent").toString())
+        AgentSettings.builder()
+            .kafka(kafka)
+            .globs(List.of(options.logsDir().toAbsolutePath() + "/*.log"))
+            .stateDir(options.dataDir().resolve("agent").toString())
             // one machine's few log files: scanning the glob every round keeps a new file's
             // first line as quick as the rest (the agent's default scans once a second)
-            .withScanInterval(0)
-            .withPollInterval(LOCAL_AGENT_POLL_MS)
-            .withQuietMarkers(LOCAL_QUIET_MARKER_MS);
+            .scanIntervalMs(0)
+            .pollIntervalMs(LOCAL_AGENT_POLL_MS)
+            .quietMarkerMs(LOCAL_QUIET_MARKER_MS)
+            .build();
     shipper = new Shipper(kafka);
     JobWarmup.send(shipper, ag.host(), WARMUP_MARKERS);
     agent = new Agent(ag, shipper, Clock.systemUTC());
@@ -247,8 +247,10 @@ public final class LocalCluster implements AutoCloseable {
     SlurmSourceSettings s = ag.slurm();
     SlurmSourceSettings slurm =
         s.enabled() && Files.isDirectory(Path.of(s.sidecarDir())) ? s : s.withEnabled(false);
-    return ag.withAttribution(slurm, ag.kubernetes())
-        .withNvidiaSmi(nvidiaSmi != null ? nvidiaSmi : ag.nvidiaSmi());
+    return ag.toBuilder()
+        .slurm(slurm)
+        .nvidiaSmi(nvidiaSmi != null ? nvidiaSmi : ag.nvidiaSmi())
+        .build();
   }
 
   /** Kernel log and GPU memory, as the agent runtime has them on a GPU node, or replayed. */
