@@ -3,7 +3,6 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.Logging;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.run.ChildProcess;
 import dev.cudawatch.ingest.run.ExitStatus;
@@ -38,11 +37,7 @@ import picocli.CommandLine.Parameters;
  * Lines go first to a disk spool, so the job never waits for Kafka; what cannot be shipped before
  * the command ends stays spooled, and the node's agent ships it once Kafka is reachable.
  */
-@Command(
-    name = "run",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
-    description = "Run a training command and ship its output to Kafka.")
+@Command(name = "run", description = "Run a training command and ship its output to Kafka.")
 public final class RunMain implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
 
