@@ -40,6 +40,8 @@ class LocalFirstScreenIT {
         new ProcessBuilder(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx1g",
+                // the shipped logging configuration, not the tests' (log4j2-test.xml)
+                "-Dlog4j2.configurationFile=classpath:log4j2.xml",
                 "-cp",
                 System.getProperty("java.class.path"),
                 LocalMain.class.getName(),
