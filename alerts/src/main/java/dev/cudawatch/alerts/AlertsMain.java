@@ -3,10 +3,9 @@ package dev.cudawatch.alerts;
 import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
+import dev.cudawatch.common.cli.ServiceOptions;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.http.DefaultPorts;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -17,20 +16,11 @@ import picocli.CommandLine.Option;
 /** {@code cudawatch alerts}: the alerts service on its own, against a Kafka cluster. */
 @Command(
     name = "alerts",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = "Serve Prometheus metrics, the incidents API and alert notifications.")
 public final class AlertsMain implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
 
-  @Option(names = "--config", paramLabel = "FILE", description = "alerts YAML configuration")
-  Path config;
-
-  @Option(
-      names = "--bootstrap-servers",
-      paramLabel = "HOST:PORT",
-      description = "overrides kafka.bootstrap_servers")
-  String bootstrap;
+  @CommandLine.Mixin ServiceOptions service;
 
   @Option(
       names = "--http-port",
@@ -38,19 +28,19 @@ public final class AlertsMain implements Callable<Integer> {
   Integer port;
 
   public static void main(String[] args) {
-    System.exit(Cli.commandLine(new AlertsMain()).execute(args));
+    Cli.main(new AlertsMain(), args);
   }
 
   @Override
   public Integer call() throws Exception {
     ConfigLoader loader = new ConfigLoader(AlertsSettings.ENV_PREFIX, System.getenv());
-    AlertsSettings s = loader.load(config, AlertsSettings.class);
+    AlertsSettings s = loader.load(service.config(), AlertsSettings.class);
     s =
         s.toBuilder()
-            .kafka(bootstrap == null ? s.kafka() : s.kafka().withBootstrapServers(bootstrap))
+            .kafka(service.kafka(s.kafka()))
             .httpPort(port == null ? s.httpPort() : port)
             .build();
-    loader.validate(config, s);
+    loader.validate(service.config(), s);
     CountDownLatch stop = new CountDownLatch(1);
     try (AlertsService service =
         new AlertsService(s, new Health(), System.out, Clock.systemUTC())) {

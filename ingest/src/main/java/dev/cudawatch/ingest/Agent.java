@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -78,16 +77,16 @@ public final class Agent implements StoppableSource, AutoCloseable {
     this.clock = clock;
     this.positions = new PositionStore(Path.of(settings.stateDir()));
     this.tailer =
-        new FileTailer(
-                FileGlob.paths(settings.files(), null),
-                FileGlob.paths(settings.files(), FileGlob.Format.CRI),
-                positions.load(),
-                settings.maxLineBytes(),
-                settings.readBudgetBytes(),
-                settings.closeInactiveMs(),
-                settings.scanIntervalMs(),
-                () -> System.nanoTime() / 1_000_000)
-            .quietMarkers(settings.quietMarkerMs());
+        FileTailer.builder()
+            .globs(FileGlob.paths(settings.files(), null))
+            .criGlobs(FileGlob.paths(settings.files(), FileGlob.Format.CRI))
+            .positions(positions.load())
+            .maxLineBytes(settings.maxLineBytes())
+            .readBudget(settings.readBudgetBytes())
+            .closeInactiveMs(settings.closeInactiveMs())
+            .scanIntervalMs(settings.scanIntervalMs())
+            .quietMarkerMs(settings.quietMarkerMs())
+            .build();
   }
 
   /**
@@ -118,11 +117,12 @@ public final class Agent implements StoppableSource, AutoCloseable {
     this.pciToGpu = pciToGpu;
     this.kernelPositions = new PositionStore(Path.of(settings.stateDir(), "kernel"));
     this.kernelTailer =
-        new FileTailer(
-            List.of(file.toString()),
-            kernelPositions.load(),
-            settings.maxLineBytes(),
-            settings.readBudgetBytes());
+        FileTailer.builder()
+            .globs(List.of(file.toString()))
+            .positions(kernelPositions.load())
+            .maxLineBytes(settings.maxLineBytes())
+            .readBudget(settings.readBudgetBytes())
+            .build();
   }
 
   /** One round: read what was appended, ship it, checkpoint when due. Returns bytes read. */
@@ -253,11 +253,11 @@ public final class Agent implements StoppableSource, AutoCloseable {
           lines[0]++;
         };
     try (FileTailer t =
-        new FileTailer(
-            List.of(file.toString()),
-            Map.of(),
-            settings.maxLineBytes(),
-            settings.readBudgetBytes())) {
+        FileTailer.builder()
+            .globs(List.of(file.toString()))
+            .maxLineBytes(settings.maxLineBytes())
+            .readBudget(settings.readBudgetBytes())
+            .build()) {
       while (t.poll(discard) > 0) {
         // every round reads a share of the file, as the agent's own rounds do
       }

@@ -2,8 +2,7 @@ package dev.cudawatch.ingest;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
-import dev.cudawatch.common.config.ConfigLoader;
+import dev.cudawatch.common.cli.ServiceOptions;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.Callable;
@@ -15,21 +14,12 @@ import picocli.CommandLine.Option;
 /** {@code cudawatch agent}: follows this node's logs and ships them to Kafka. */
 @Command(
     name = "agent",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description =
         "Ship training logs, kernel logs and GPU memory samples to Kafka without losing a line.")
 public final class AgentMain implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
 
-  @Option(names = "--config", paramLabel = "FILE", description = "agent YAML configuration")
-  Path config;
-
-  @Option(
-      names = "--bootstrap-servers",
-      paramLabel = "HOST:PORT",
-      description = "overrides kafka.bootstrap_servers")
-  String bootstrap;
+  @CommandLine.Mixin ServiceOptions service;
 
   @Option(names = "--stdin", description = "also ship what arrives on standard input")
   boolean stdin;
@@ -38,17 +28,16 @@ public final class AgentMain implements Callable<Integer> {
   Path replay;
 
   public static void main(String[] args) {
-    System.exit(Cli.commandLine(new AgentMain()).execute(args));
+    Cli.main(new AgentMain(), args);
   }
 
   @Override
   public Integer call() throws Exception {
-    AgentSettings s =
-        new ConfigLoader("CUDAWATCH_AGENT", System.getenv()).load(config, AgentSettings.class);
+    AgentSettings s = AgentSettings.load(service.config(), System.getenv());
     // when the agent itself began, its configuration read (a bad one is its one line, exit 2)
     System.err.println("cudawatch agent: starting");
-    if (bootstrap != null) {
-      s = s.withFiles(s.kafka().withBootstrapServers(bootstrap), s.files(), s.stateDir());
+    if (service.bootstrapServers() != null) {
+      s = s.toBuilder().kafka(service.kafka(s.kafka())).build();
     }
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch closed = new CountDownLatch(1);

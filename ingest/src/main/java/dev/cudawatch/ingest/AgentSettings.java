@@ -1,9 +1,13 @@
 package dev.cudawatch.ingest;
 
+import dev.cudawatch.common.config.ConfigException;
+import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.config.Validated;
 import dev.cudawatch.common.http.DefaultPorts;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The agent's configuration (YAML plus {@code CUDAWATCH_AGENT_} environment overrides).
@@ -80,6 +84,8 @@ public record AgentSettings(
     Long quietMarkerMs,
     String webConfigFile)
     implements Validated {
+  /** Environment variables {@code CUDAWATCH_AGENT_...} override keys of the file. */
+  public static final String ENV_PREFIX = "CUDAWATCH_AGENT";
 
   public AgentSettings {
     kafka = kafka == null ? KafkaSettings.defaults() : kafka;
@@ -109,188 +115,257 @@ public record AgentSettings(
     quietMarkerMs = quietMarkerMs == null ? 100L : quietMarkerMs;
   }
 
+  /** The settings with every key at its default. */
   public static AgentSettings defaults() {
-    return new AgentSettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null, null, null, null, null, null, null, null, null);
-  }
-
-  public AgentSettings with(KafkaSettings k, List<String> globs, String state) {
-    return withFiles(k, FileGlob.plain(globs), state);
+    return builder().build();
   }
 
   /**
-   * The same settings shipping to {@code k}, following {@code globs}, keeping state in {@code
-   * state}.
+   * Loads the agent's YAML {@code file} (null: defaults only) with {@code CUDAWATCH_AGENT_}
+   * overrides from {@code env}; every error is one {@code file:line: key: reason} line.
    */
-  public AgentSettings withFiles(KafkaSettings k, List<FileGlob> globs, String state) {
-    Copy c = new Copy(this);
-    c.kafka = k;
-    c.files = globs;
-    c.stateDir = state;
-    return c.build();
+  public static AgentSettings load(Path file, Map<String, String> env) {
+    return new ConfigLoader(ENV_PREFIX, env).load(file, AgentSettings.class);
   }
 
-  /** The same settings with other sampling and HTTP settings (tests and local mode). */
-  public AgentSettings withSources(String kernel, long sampleIntervalMs, int port) {
-    Copy c = new Copy(this);
-    c.kernelLog = kernel;
-    c.gpuSampleIntervalMs = sampleIntervalMs;
-    c.httpPort = port;
-    return c.build();
+  /** A builder with every key unset: {@link #build()} fills in the defaults. */
+  public static Builder builder() {
+    return new Builder();
   }
 
-  /** The same settings with other file-closing and proc settings (tests). */
-  public AgentSettings withNode(long closeInactive, String proc) {
-    Copy c = new Copy(this);
-    c.closeInactiveMs = closeInactive;
-    c.procDir = proc;
-    return c.build();
+  /** A builder holding these settings, to change a few of them. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.kafka = kafka;
+    b.host = host;
+    b.job = job;
+    b.files = files;
+    b.stateDir = stateDir;
+    b.pollIntervalMs = pollIntervalMs;
+    b.checkpointIntervalMs = checkpointIntervalMs;
+    b.maxLineBytes = maxLineBytes;
+    b.readBudgetBytes = readBudgetBytes;
+    b.kernelLog = kernelLog;
+    b.nvidiaSmi = nvidiaSmi;
+    b.gpuSampleIntervalMs = gpuSampleIntervalMs;
+    b.spoolMaxBytes = spoolMaxBytes;
+    b.spoolSegmentBytes = spoolSegmentBytes;
+    b.httpHost = httpHost;
+    b.httpPort = httpPort;
+    b.keepRaw = keepRaw;
+    b.closeInactiveMs = closeInactiveMs;
+    b.procDir = procDir;
+    b.deadLetterMaxBytes = deadLetterMaxBytes;
+    b.scanIntervalMs = scanIntervalMs;
+    b.runSpoolRoot = runSpoolRoot;
+    b.slurm = slurm;
+    b.kubernetes = kubernetes;
+    b.quietMarkerMs = quietMarkerMs;
+    b.webConfigFile = webConfigFile;
+    return b;
   }
 
-  /** The same settings scanning the globs every {@code ms} (0: every round; tests). */
-  public AgentSettings withScanInterval(long ms) {
-    Copy c = new Copy(this);
-    c.scanIntervalMs = ms;
-    return c.build();
-  }
+  /**
+   * Settings named one by one; what is left unset takes its default from the record's constructor
+   * (the one place defaults live, as the YAML loader fills missing keys with null).
+   */
+  public static final class Builder {
+    private KafkaSettings kafka;
+    private String host;
+    private String job;
+    private List<FileGlob> files;
+    private String stateDir;
+    private Long pollIntervalMs;
+    private Long checkpointIntervalMs;
+    private Integer maxLineBytes;
+    private Long readBudgetBytes;
+    private String kernelLog;
+    private String nvidiaSmi;
+    private Long gpuSampleIntervalMs;
+    private Long spoolMaxBytes;
+    private Long spoolSegmentBytes;
+    private String httpHost;
+    private Integer httpPort;
+    private Boolean keepRaw;
+    private Long closeInactiveMs;
+    private String procDir;
+    private Long deadLetterMaxBytes;
+    private Long scanIntervalMs;
+    private String runSpoolRoot;
+    private SlurmSourceSettings slurm;
+    private KubernetesSourceSettings kubernetes;
+    private Long quietMarkerMs;
+    private String webConfigFile;
 
-  /** The same settings polling files every {@code ms} when a round read nothing (local mode). */
-  public AgentSettings withPollInterval(long ms) {
-    Copy c = new Copy(this);
-    c.pollIntervalMs = ms;
-    return c.build();
-  }
+    private Builder() {}
 
-  /** The same settings marking a file quiet after {@code ms} without a line (local mode). */
-  public AgentSettings withQuietMarkers(long ms) {
-    Copy c = new Copy(this);
-    c.quietMarkerMs = ms;
-    return c.build();
-  }
-
-  /** The same settings with another root for run spools (tests). */
-  public AgentSettings withRunSpoolRoot(String root) {
-    Copy c = new Copy(this);
-    c.runSpoolRoot = root;
-    return c.build();
-  }
-
-  /** The same settings with another nvidia-smi binary ({@code cudawatch local}, tests). */
-  public AgentSettings withNvidiaSmi(String binary) {
-    Copy c = new Copy(this);
-    c.nvidiaSmi = binary;
-    return c.build();
-  }
-
-  /** The same settings with other attribution sources (tests, {@code cudawatch local}). */
-  public AgentSettings withAttribution(SlurmSourceSettings s, KubernetesSourceSettings k) {
-    Copy c = new Copy(this);
-    c.slurm = s;
-    c.kubernetes = k;
-    return c.build();
-  }
-
-  /** The same settings with TLS and basic auth from the web-config {@code file} (null: none). */
-  public AgentSettings withWebConfig(String file) {
-    Copy c = new Copy(this);
-    c.webConfigFile = file;
-    return c.build();
-  }
-
-  /** The same settings under another node name (tests). */
-  public AgentSettings withHost(String name) {
-    Copy c = new Copy(this);
-    c.host = name;
-    return c.build();
-  }
-
-  /** A mutable copy, so each {@code with...} names only what it changes. */
-  private static final class Copy {
-    KafkaSettings kafka;
-    String host;
-    String job;
-    List<FileGlob> files;
-    String stateDir;
-    Long pollIntervalMs;
-    Long checkpointIntervalMs;
-    Integer maxLineBytes;
-    Long readBudgetBytes;
-    String kernelLog;
-    String nvidiaSmi;
-    Long gpuSampleIntervalMs;
-    Long spoolMaxBytes;
-    Long spoolSegmentBytes;
-    String httpHost;
-    Integer httpPort;
-    Boolean keepRaw;
-    Long closeInactiveMs;
-    String procDir;
-    Long deadLetterMaxBytes;
-    Long scanIntervalMs;
-    String runSpoolRoot;
-    SlurmSourceSettings slurm;
-    KubernetesSourceSettings kubernetes;
-    Long quietMarkerMs;
-    String webConfigFile;
-
-    Copy(AgentSettings s) {
-      kafka = s.kafka;
-      host = s.host;
-      job = s.job;
-      files = s.files;
-      stateDir = s.stateDir;
-      pollIntervalMs = s.pollIntervalMs;
-      checkpointIntervalMs = s.checkpointIntervalMs;
-      maxLineBytes = s.maxLineBytes;
-      readBudgetBytes = s.readBudgetBytes;
-      kernelLog = s.kernelLog;
-      nvidiaSmi = s.nvidiaSmi;
-      gpuSampleIntervalMs = s.gpuSampleIntervalMs;
-      spoolMaxBytes = s.spoolMaxBytes;
-      spoolSegmentBytes = s.spoolSegmentBytes;
-      httpHost = s.httpHost;
-      httpPort = s.httpPort;
-      keepRaw = s.keepRaw;
-      closeInactiveMs = s.closeInactiveMs;
-      procDir = s.procDir;
-      deadLetterMaxBytes = s.deadLetterMaxBytes;
-      scanIntervalMs = s.scanIntervalMs;
-      runSpoolRoot = s.runSpoolRoot;
-      slurm = s.slurm;
-      kubernetes = s.kubernetes;
-      quietMarkerMs = s.quietMarkerMs;
-      webConfigFile = s.webConfigFile;
+    public Builder kafka(KafkaSettings kafka) {
+      this.kafka = kafka;
+      return this;
     }
 
-    AgentSettings build() {
-      return new AgentSettings(
-          kafka,
-          host,
-          job,
-          files,
-          stateDir,
-          pollIntervalMs,
-          checkpointIntervalMs,
-          maxLineBytes,
-          readBudgetBytes,
-          kernelLog,
-          nvidiaSmi,
-          gpuSampleIntervalMs,
-          spoolMaxBytes,
-          spoolSegmentBytes,
-          httpHost,
-          httpPort,
-          keepRaw,
-          closeInactiveMs,
-          procDir,
-          deadLetterMaxBytes,
-          scanIntervalMs,
-          runSpoolRoot,
-          slurm,
-          kubernetes,
-          quietMarkerMs,
-          webConfigFile);
+    public Builder host(String host) {
+      this.host = host;
+      return this;
+    }
+
+    public Builder job(String job) {
+      this.job = job;
+      return this;
+    }
+
+    public Builder files(List<FileGlob> files) {
+      this.files = files;
+      return this;
+    }
+
+    /** Plain globs of training logs to follow. */
+    public Builder globs(List<String> globs) {
+      return files(FileGlob.plain(globs));
+    }
+
+    public Builder stateDir(String stateDir) {
+      this.stateDir = stateDir;
+      return this;
+    }
+
+    public Builder pollIntervalMs(long pollIntervalMs) {
+      this.pollIntervalMs = pollIntervalMs;
+      return this;
+    }
+
+    public Builder checkpointIntervalMs(long checkpointIntervalMs) {
+      this.checkpointIntervalMs = checkpointIntervalMs;
+      return this;
+    }
+
+    public Builder maxLineBytes(int maxLineBytes) {
+      this.maxLineBytes = maxLineBytes;
+      return this;
+    }
+
+    public Builder readBudgetBytes(long readBudgetBytes) {
+      this.readBudgetBytes = readBudgetBytes;
+      return this;
+    }
+
+    public Builder kernelLog(String kernelLog) {
+      this.kernelLog = kernelLog;
+      return this;
+    }
+
+    public Builder nvidiaSmi(String nvidiaSmi) {
+      this.nvidiaSmi = nvidiaSmi;
+      return this;
+    }
+
+    public Builder gpuSampleIntervalMs(long gpuSampleIntervalMs) {
+      this.gpuSampleIntervalMs = gpuSampleIntervalMs;
+      return this;
+    }
+
+    public Builder spoolMaxBytes(long spoolMaxBytes) {
+      this.spoolMaxBytes = spoolMaxBytes;
+      return this;
+    }
+
+    public Builder spoolSegmentBytes(long spoolSegmentBytes) {
+      this.spoolSegmentBytes = spoolSegmentBytes;
+      return this;
+    }
+
+    public Builder httpHost(String httpHost) {
+      this.httpHost = httpHost;
+      return this;
+    }
+
+    public Builder httpPort(int httpPort) {
+      this.httpPort = httpPort;
+      return this;
+    }
+
+    public Builder keepRaw(boolean keepRaw) {
+      this.keepRaw = keepRaw;
+      return this;
+    }
+
+    public Builder closeInactiveMs(long closeInactiveMs) {
+      this.closeInactiveMs = closeInactiveMs;
+      return this;
+    }
+
+    public Builder procDir(String procDir) {
+      this.procDir = procDir;
+      return this;
+    }
+
+    public Builder deadLetterMaxBytes(long deadLetterMaxBytes) {
+      this.deadLetterMaxBytes = deadLetterMaxBytes;
+      return this;
+    }
+
+    public Builder scanIntervalMs(long scanIntervalMs) {
+      this.scanIntervalMs = scanIntervalMs;
+      return this;
+    }
+
+    public Builder runSpoolRoot(String runSpoolRoot) {
+      this.runSpoolRoot = runSpoolRoot;
+      return this;
+    }
+
+    public Builder slurm(SlurmSourceSettings slurm) {
+      this.slurm = slurm;
+      return this;
+    }
+
+    public Builder kubernetes(KubernetesSourceSettings kubernetes) {
+      this.kubernetes = kubernetes;
+      return this;
+    }
+
+    public Builder quietMarkerMs(long quietMarkerMs) {
+      this.quietMarkerMs = quietMarkerMs;
+      return this;
+    }
+
+    public Builder webConfigFile(String webConfigFile) {
+      this.webConfigFile = webConfigFile;
+      return this;
+    }
+
+    /** The settings, defaults filled in and checked: a bad value is a {@link ConfigException}. */
+    public AgentSettings build() {
+      AgentSettings s =
+          new AgentSettings(
+              kafka,
+              host,
+              job,
+              files,
+              stateDir,
+              pollIntervalMs,
+              checkpointIntervalMs,
+              maxLineBytes,
+              readBudgetBytes,
+              kernelLog,
+              nvidiaSmi,
+              gpuSampleIntervalMs,
+              spoolMaxBytes,
+              spoolSegmentBytes,
+              httpHost,
+              httpPort,
+              keepRaw,
+              closeInactiveMs,
+              procDir,
+              deadLetterMaxBytes,
+              scanIntervalMs,
+              runSpoolRoot,
+              slurm,
+              kubernetes,
+              quietMarkerMs,
+              webConfigFile);
+      s.validate("");
+      return s;
     }
   }
 

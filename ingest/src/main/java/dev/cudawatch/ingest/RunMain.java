@@ -3,8 +3,6 @@ package dev.cudawatch.ingest;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
 import dev.cudawatch.common.cli.Logging;
-import dev.cudawatch.common.cli.VersionProvider;
-import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.ingest.run.ChildProcess;
 import dev.cudawatch.ingest.run.ExitStatus;
@@ -39,11 +37,7 @@ import picocli.CommandLine.Parameters;
  * Lines go first to a disk spool, so the job never waits for Kafka; what cannot be shipped before
  * the command ends stays spooled, and the node's agent ships it once Kafka is reachable.
  */
-@Command(
-    name = "run",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
-    description = "Run a training command and ship its output to Kafka.")
+@Command(name = "run", description = "Run a training command and ship its output to Kafka.")
 public final class RunMain implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
 
@@ -150,9 +144,7 @@ public final class RunMain implements Callable<Integer> {
     // reported and the job runs unwatched (its output still passes through).
     AgentSettings s;
     try {
-      s =
-          new ConfigLoader("CUDAWATCH_AGENT", configEnvironment(System.getenv()))
-              .load(config, AgentSettings.class);
+      s = AgentSettings.load(config, configEnvironment(System.getenv()));
     } catch (Exception | LinkageError e) {
       notices.degraded(e.getMessage() + "; the job runs without shipping");
       s = null;

@@ -38,9 +38,12 @@ class AgentEdgeCasesIT {
       Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
       boolean canDeny = !Files.isReadable(locked); // root reads everything
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(kafka, List.of(logs + "/**.log"), dir.resolve("state").toString())
-              .withScanInterval(0); // each pollOnce scans: the test drives the rounds
+          AgentSettings.builder()
+              .kafka(kafka)
+              .globs(List.of(logs + "/**.log"))
+              .stateDir(dir.resolve("state").toString())
+              .scanIntervalMs(0) // each pollOnce scans: the test drives the rounds
+              .build();
       try (Shipper shipper = new Shipper(kafka);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
         try (OutputStream o = Files.newOutputStream(logs.resolve("big.log"))) {

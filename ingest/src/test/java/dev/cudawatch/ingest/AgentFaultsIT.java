@@ -42,9 +42,12 @@ class AgentFaultsIT {
       broker.createTopics(Topics.ALL, 2);
       KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(kafka, List.of(logs + "/**"), dir.resolve("state").toString())
-              .withScanInterval(0); // each pollOnce scans: the test drives the rounds
+          AgentSettings.builder()
+              .kafka(kafka)
+              .globs(List.of(logs + "/**"))
+              .stateDir(dir.resolve("state").toString())
+              .scanIntervalMs(0) // each pollOnce scans: the test drives the rounds
+              .build();
       try (Shipper shipper = new Shipper(kafka);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
         Files.writeString(logs.resolve("train.log"), "step 1\n");
@@ -90,8 +93,11 @@ class AgentFaultsIT {
 
       // 1. the dead-letter store is full: the position stays before the rejected line
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(kafka, List.of(logs + "/*.log"), dir.resolve("state").toString());
+          AgentSettings.builder()
+              .kafka(kafka)
+              .globs(List.of(logs + "/*.log"))
+              .stateDir(dir.resolve("state").toString())
+              .build();
       DeadLetters none = new DeadLetters(dir.resolve("state/dead-letters"), 0, Clock.systemUTC());
       try (Shipper shipper = new Shipper(kafka, none);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {

@@ -33,10 +33,16 @@ class AgentHealthIT {
     KernelLogRebootIT.boot(proc, "11111111-2222-3333-4444-555555555555", 1_763_800_000L);
     // nothing listens there: the spool cannot drain, so what sources write stays on disk
     String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort();
-    return AgentSettings.defaults()
-        .with(new KafkaSettings(nobody, Map.of()), List.of(), state.toString())
-        .withSources(kernelLog, 0, 0)
-        .withNode(300_000, proc.toString());
+    return AgentSettings.builder()
+        .kafka(new KafkaSettings(nobody, Map.of()))
+        .globs(List.of())
+        .stateDir(state.toString())
+        .kernelLog(kernelLog)
+        .gpuSampleIntervalMs(0)
+        .httpPort(0)
+        .closeInactiveMs(300_000)
+        .procDir(proc.toString())
+        .build();
   }
 
   @Test

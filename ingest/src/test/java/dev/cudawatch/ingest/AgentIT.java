@@ -42,12 +42,12 @@ class AgentIT {
   }
 
   private static AgentSettings settings(Path logs, Path state) {
-    return AgentSettings.defaults()
-        .with(
-            new KafkaSettings(broker.bootstrapServers(), Map.of()),
-            List.of(logs + "/**.log"),
-            state.toString())
-        .withScanInterval(0); // each pollOnce scans: the test drives the rounds
+    return AgentSettings.builder()
+        .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+        .globs(List.of(logs + "/**.log"))
+        .stateDir(state.toString())
+        .scanIntervalMs(0) // each pollOnce scans: the test drives the rounds
+        .build();
   }
 
   private static void append(Path f, String... lines) throws Exception {

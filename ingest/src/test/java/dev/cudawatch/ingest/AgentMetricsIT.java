@@ -34,7 +34,11 @@ class AgentMetricsIT {
       try (Shipper shipper = new Shipper(kafka)) {
         Agent agent =
             new Agent(
-                AgentSettings.defaults().with(kafka, List.of(), dir.resolve("state").toString()),
+                AgentSettings.builder()
+                    .kafka(kafka)
+                    .globs(List.of())
+                    .stateDir(dir.resolve("state").toString())
+                    .build(),
                 shipper,
                 Clock.systemUTC());
         AgentMetrics metrics = new AgentMetrics(agent, shipper, null, () -> 0);

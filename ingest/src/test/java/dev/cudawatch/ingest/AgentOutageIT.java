@@ -36,9 +36,12 @@ class AgentOutageIT {
     KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
     Path logs = Files.createDirectories(dir.resolve("logs"));
     AgentSettings s =
-        AgentSettings.defaults()
-            .with(kafka, List.of(logs + "/*.log"), dir.resolve("state").toString())
-            .withScanInterval(0); // each pollOnce scans: the test drives the rounds
+        AgentSettings.builder()
+            .kafka(kafka)
+            .globs(List.of(logs + "/*.log"))
+            .stateDir(dir.resolve("state").toString())
+            .scanIntervalMs(0) // each pollOnce scans: the test drives the rounds
+            .build();
     Set<String> expected = new HashSet<>();
     try (Shipper shipper = new Shipper(kafka);
         Agent agent = new Agent(s, shipper, Clock.systemUTC());

@@ -42,11 +42,16 @@ class AgentSlowClientsIT {
   void tenSlowClientsDoNotStopHealthz() throws Exception {
     String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort();
     AgentSettings s =
-        AgentSettings.defaults()
-            .with(new KafkaSettings(nobody, Map.of()), List.of(), dir.resolve("state").toString())
-            .withSources(null, 0, 0)
-            .withRunSpoolRoot(dir.resolve("spools").toString())
-            .withNvidiaSmi(dir.resolve("no-nvidia-smi").toString());
+        AgentSettings.builder()
+            .kafka(new KafkaSettings(nobody, Map.of()))
+            .globs(List.of())
+            .stateDir(dir.resolve("state").toString())
+            .kernelLog(null)
+            .gpuSampleIntervalMs(0)
+            .httpPort(0)
+            .runSpoolRoot(dir.resolve("spools").toString())
+            .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
+            .build();
     try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
       agent.start(false);
       int port = agent.httpPort();

@@ -56,15 +56,16 @@ class AgentSlowScontrolIT {
       Path logs = Files.createDirectories(dir.resolve("logs"));
       Files.writeString(logs.resolve("warm.log"), "the agent is up\n");
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(logs + "/*.out", logs + "/*.log"),
-                  dir.resolve("state").toString())
-              .withSources(null, 0, -1)
-              .withScanInterval(50)
-              .withPollInterval(20)
-              .withAttribution(
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of(logs + "/*.out", logs + "/*.log"))
+              .stateDir(dir.resolve("state").toString())
+              .kernelLog(null)
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .scanIntervalMs(50)
+              .pollIntervalMs(20)
+              .slurm(
                   new SlurmSourceSettings(
                       true,
                       dir.resolve("no-sidecars").toString(),
@@ -74,8 +75,9 @@ class AgentSlowScontrolIT {
                       null,
                       null,
                       null,
-                      10_000L),
-                  new KubernetesSourceSettings(false, null, null, null, null));
+                      10_000L))
+              .kubernetes(new KubernetesSourceSettings(false, null, null, null, null))
+              .build();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC());
           Records records = new Records(broker.bootstrapServers())) {
         agent.start(false);

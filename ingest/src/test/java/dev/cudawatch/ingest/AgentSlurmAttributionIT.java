@@ -52,17 +52,20 @@ class AgentSlurmAttributionIT {
               + "}\n");
       Files.writeString(logs.resolve("notes.log"), "unrelated\n");
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  kafka,
-                  List.of(logs + "/*.out", logs + "/*.err", logs + "/*.log"),
-                  dir.resolve("state").toString())
-              .withSources(null, 0, -1)
-              .withAttribution(
+          AgentSettings.builder()
+              .kafka(kafka)
+              .globs(List.of(logs + "/*.out", logs + "/*.err", logs + "/*.log"))
+              .stateDir(dir.resolve("state").toString())
+              .kernelLog(null)
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .slurm(
                   new SlurmSourceSettings(
-                      true, sidecars.toString(), null, "", "n1", null, null, null, null),
+                      true, sidecars.toString(), null, "", "n1", null, null, null, null))
+              .kubernetes(
                   new KubernetesSourceSettings(
-                      true, dir.resolve("no-kubelet.sock").toString(), null, null, null));
+                      true, dir.resolve("no-kubelet.sock").toString(), null, null, null))
+              .build();
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);
@@ -118,17 +121,19 @@ class AgentSlurmAttributionIT {
                 + "}\n");
       }
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(),
-                  dir.resolve("state").toString())
-              .withSources(null, 0, -1)
-              .withScanInterval(100)
-              .withAttribution(
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of())
+              .stateDir(dir.resolve("state").toString())
+              .kernelLog(null)
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .scanIntervalMs(100)
+              .slurm(
                   new SlurmSourceSettings(
-                      true, sidecars.toString(), null, "", "n1", null, null, true, null),
-                  new KubernetesSourceSettings(false, null, null, null, null));
+                      true, sidecars.toString(), null, "", "n1", null, null, true, null))
+              .kubernetes(new KubernetesSourceSettings(false, null, null, null, null))
+              .build();
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);
@@ -186,16 +191,18 @@ class AgentSlurmAttributionIT {
       // mallory's job 502 names alice's file with sbatch -o
       sidecar(sidecars, "502", 3, alices, mallory, now);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(logs + "/*.log"),
-                  dir.resolve("state").toString())
-              .withSources(null, 0, 0)
-              .withAttribution(
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of(logs + "/*.log"))
+              .stateDir(dir.resolve("state").toString())
+              .kernelLog(null)
+              .gpuSampleIntervalMs(0)
+              .httpPort(0)
+              .slurm(
                   new SlurmSourceSettings(
-                      true, sidecars.toString(), null, "", "n1", null, null, null, null),
-                  new KubernetesSourceSettings(false, null, null, null, null));
+                      true, sidecars.toString(), null, "", "n1", null, null, null, null))
+              .kubernetes(new KubernetesSourceSettings(false, null, null, null, null))
+              .build();
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);

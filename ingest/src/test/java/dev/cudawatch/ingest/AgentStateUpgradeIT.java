@@ -68,14 +68,17 @@ class AgentStateUpgradeIT {
         var consumer = KernelLogRebootIT.consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(logs + "/*.log"),
-                  state.toString())
-              .withSources(kmsg.toString(), 0, -1)
-              .withNode(300_000, proc.toString())
-              .withHost("new-node");
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of(logs + "/*.log"))
+              .stateDir(state.toString())
+              .kernelLog(kmsg.toString())
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .closeInactiveMs(300_000)
+              .procDir(proc.toString())
+              .host("new-node")
+              .build();
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);

@@ -37,9 +37,12 @@ class AgentWarmUpIT {
       }
       Files.writeString(warm, lines);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(kafka, List.of(logs + "/*.log"), dir.resolve("state").toString())
-              .withScanInterval(0);
+          AgentSettings.builder()
+              .kafka(kafka)
+              .globs(List.of(logs + "/*.log"))
+              .stateDir(dir.resolve("state").toString())
+              .scanIntervalMs(0)
+              .build();
       try (Shipper shipper = new Shipper(kafka);
           Agent agent = new Agent(s, shipper, Clock.systemUTC())) {
         assertEquals(1_000, agent.warmUp(warm), "every line read");

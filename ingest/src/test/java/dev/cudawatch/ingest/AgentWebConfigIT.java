@@ -36,12 +36,17 @@ class AgentWebConfigIT {
         web, "basic_auth_users:\n  scraper: '" + BCrypt.hashpw("pw", BCrypt.gensalt(10)) + "'\n");
     String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort();
     AgentSettings s =
-        AgentSettings.defaults()
-            .with(new KafkaSettings(nobody, Map.of()), List.of(), dir.resolve("state").toString())
-            .withSources(null, 0, 0)
-            .withRunSpoolRoot(dir.resolve("spools").toString())
-            .withNvidiaSmi(dir.resolve("no-nvidia-smi").toString())
-            .withWebConfig(web.toString());
+        AgentSettings.builder()
+            .kafka(new KafkaSettings(nobody, Map.of()))
+            .globs(List.of())
+            .stateDir(dir.resolve("state").toString())
+            .kernelLog(null)
+            .gpuSampleIntervalMs(0)
+            .httpPort(0)
+            .runSpoolRoot(dir.resolve("spools").toString())
+            .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
+            .webConfigFile(web.toString())
+            .build();
     try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
       agent.start(false);
       String base = "http://127.0.0.1:" + agent.httpPort();

@@ -57,13 +57,16 @@ class KernelLogRebootIT {
         var consumer = consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(),
-                  dir.resolve("state").toString())
-              .withSources(kmsg.toString(), 0, -1)
-              .withNode(300_000, proc.toString());
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of())
+              .stateDir(dir.resolve("state").toString())
+              .kernelLog(kmsg.toString())
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .closeInactiveMs(300_000)
+              .procDir(proc.toString())
+              .build();
 
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);

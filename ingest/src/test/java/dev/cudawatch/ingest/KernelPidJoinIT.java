@@ -68,15 +68,18 @@ class KernelPidJoinIT {
         KafkaConsumer<byte[], byte[]> consumer = KernelLogRebootIT.consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(),
-                  dir.resolve("state").toString())
-              .withSources(kmsg.toString(), 0, 0)
-              .withNode(300_000, "/proc") // the real one: boot id, and the pids' environments
-              .withRunSpoolRoot(dir.resolve("spools").toString())
-              .withNvidiaSmi(dir.resolve("no-nvidia-smi").toString());
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of())
+              .stateDir(dir.resolve("state").toString())
+              .kernelLog(kmsg.toString())
+              .gpuSampleIntervalMs(0)
+              .httpPort(0)
+              .closeInactiveMs(300_000)
+              .procDir("/proc") // the real one: boot id, and the pids' environments
+              .runSpoolRoot(dir.resolve("spools").toString())
+              .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
+              .build();
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);

@@ -55,15 +55,18 @@ class KmsgSpoolFullIT {
       Path filler = spoolDir.resolve("filler"); // not a segment: the spool ignores it
       Files.write(filler, new byte[768 * 1024]);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(),
-                  state.toString())
-              .withSources(kmsg.toString(), 0, -1)
-              .withNode(300_000, proc.toString())
-              .withRunSpoolRoot(dir.resolve("spools").toString())
-              .withNvidiaSmi(dir.resolve("no-nvidia-smi").toString());
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of())
+              .stateDir(state.toString())
+              .kernelLog(kmsg.toString())
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .closeInactiveMs(300_000)
+              .procDir(proc.toString())
+              .runSpoolRoot(dir.resolve("spools").toString())
+              .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
+              .build();
       long taken;
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);

@@ -67,13 +67,15 @@ class RunSpoolIT {
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(),
-                  state.toString())
-              .withSources(null, 0, -1)
-              .withRunSpoolRoot(runSpools.toString());
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of())
+              .stateDir(state.toString())
+              .kernelLog(null)
+              .gpuSampleIntervalMs(0)
+              .httpPort(-1)
+              .runSpoolRoot(runSpools.toString())
+              .build();
       List<LogRecord> got = new ArrayList<>();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
         agent.start(false);

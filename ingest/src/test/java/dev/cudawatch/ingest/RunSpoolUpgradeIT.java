@@ -59,13 +59,15 @@ class RunSpoolUpgradeIT {
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(broker.bootstrapServers(), Map.of()),
-                  List.of(),
-                  state.toString())
-              .withSources(null, 0, 0)
-              .withRunSpoolRoot(runRoot.toString());
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .globs(List.of())
+              .stateDir(state.toString())
+              .kernelLog(null)
+              .gpuSampleIntervalMs(0)
+              .httpPort(0)
+              .runSpoolRoot(runRoot.toString())
+              .build();
       try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC());
           var c = consumer(broker.bootstrapServers())) {
         agent.start(false);

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.cudawatch.alerts.AlertsSettings;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.ConfigLoader;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
@@ -36,8 +35,6 @@ import picocli.CommandLine.Parameters;
  */
 @Command(
     name = "check",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = {
       "Validate cudawatch files before deploying them: agent, processor and alerts configurations,",
       "signature catalogs and rule files, each with the loader the service uses (strict YAML,",
@@ -78,7 +75,7 @@ public final class CheckCommand implements Callable<Integer> {
   Kind kind;
 
   public static void main(String[] args) {
-    System.exit(Cli.execute(new CheckCommand(), args));
+    Cli.main(new CheckCommand(), args);
   }
 
   @Override

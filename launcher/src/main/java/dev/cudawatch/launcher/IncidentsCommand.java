@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.http.DefaultPorts;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
@@ -38,8 +37,6 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "incidents",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = {
       "Query the incidents of a running alerts service (GET /api/incidents), newest first.",
       "A table by default; --json prints the API's incident objects, one per line."
@@ -97,7 +94,7 @@ public final class IncidentsCommand implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
-    System.exit(Cli.execute(new IncidentsCommand(), args));
+    Cli.main(new IncidentsCommand(), args);
   }
 
   @Override

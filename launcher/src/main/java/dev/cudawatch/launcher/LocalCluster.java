@@ -6,8 +6,6 @@ import dev.cudawatch.alerts.http.Health;
 import dev.cudawatch.alerts.notify.NotifySettings;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.diagnosis.catalog.Catalog;
-import dev.cudawatch.diagnosis.engine.Warmup;
 import dev.cudawatch.ingest.Agent;
 import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.AttributionSources;
@@ -76,9 +74,6 @@ public final class LocalCluster implements AutoCloseable {
    */
   static final long LOCAL_QUIET_MARKER_MS = 50;
 
-  /** Quiet markers sent through the agent's shipper and the job at start ({@link JobWarmup}). */
-  static final int WARMUP_MARKERS = 2000;
-
   /** How long start-up waits for the job to run and complete its first checkpoint. */
   static final Duration JOB_READY_TIMEOUT = Duration.ofMinutes(2);
 
@@ -130,25 +125,14 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   public void start() throws Exception {
-    // the classifier's code is loaded and compiled while the broker starts, not on the first
-    // failure: a synthetic log classified in memory, nothing sent anywhere
-    daemon(() -> Warmup.run(Catalog.builtIn(), 300), "cudawatch-warmup");
+    // every warm-up of local is in Warmups; the classifier's runs while the broker starts
+    Warmups warmups = new Warmups(console);
+    warmups.classifierInBackground();
     Files.createDirectories(options.logsDir());
     broker = EmbeddedKafkaBroker.start(options.dataDir().resolve("kafka"));
     broker.createTopics(Topics.ALL, 2);
-    broker.createTopics(List.of(BrokerWarmup.TOPIC), 1);
-    String bootstrap = broker.bootstrapServers();
-    Thread brokerWarmup =
-        daemon(
-            () -> {
-              try {
-                BrokerWarmup.run(bootstrap);
-              } catch (RuntimeException e) {
-                // only the first commit's speed depends on it
-                console.println("cudawatch local: broker warm-up: " + e.getMessage());
-              }
-            },
-            "cudawatch-broker-warmup");
+    broker.createTopics(List.of(Warmups.BROKER_TOPIC), 1);
+    warmups.brokerInBackground(broker.bootstrapServers());
     KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
     health.register("kafka", () -> broker != null);
 
@@ -206,25 +190,25 @@ public final class LocalCluster implements AutoCloseable {
         });
 
     AgentSettings ag =
-        AgentSettings.defaults()
-            .with(
-                kafka,
-                List.of(options.logsDir().toAbsolutePath() + "/*.log"),
-                options.dataDir().resolve("agent").toString())
+        AgentSettings.builder()
+            .kafka(kafka)
+            .globs(List.of(options.logsDir().toAbsolutePath() + "/*.log"))
+            .stateDir(options.dataDir().resolve("agent").toString())
             // one machine's few log files: scanning the glob every round keeps a new file's
             // first line as quick as the rest (the agent's default scans once a second)
-            .withScanInterval(0)
-            .withPollInterval(LOCAL_AGENT_POLL_MS)
-            .withQuietMarkers(LOCAL_QUIET_MARKER_MS);
+            .scanIntervalMs(0)
+            .pollIntervalMs(LOCAL_AGENT_POLL_MS)
+            .quietMarkerMs(LOCAL_QUIET_MARKER_MS)
+            .build();
     shipper = new Shipper(kafka);
-    JobWarmup.send(shipper, ag.host(), WARMUP_MARKERS);
+    Warmups.job(shipper, ag.host());
     agent = new Agent(ag, shipper, Clock.systemUTC());
     if (options.replayDir() != null) {
       long n = agent.replay(options.replayDir());
       console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
     }
     startNodeSources(ag);
-    AgentWarmup.run(agent, options.dataDir().resolve("warmup"));
+    Warmups.agent(agent, options.dataDir().resolve("warmup"));
     agentThread = new Thread(agent, "cudawatch-agent");
     agentThread.setDaemon(true);
     agentThread.start();
@@ -232,7 +216,7 @@ public final class LocalCluster implements AutoCloseable {
     // started means a failure written now is alerted on at once, not after the job comes up
     flink.awaitReady(JOB_READY_TIMEOUT);
     flink.awaitCheckpoints(2, JOB_READY_TIMEOUT); // the job has read the warm-up markers
-    brokerWarmup.join(JOB_READY_TIMEOUT.toMillis());
+    warmups.awaitBroker(JOB_READY_TIMEOUT);
   }
 
   /**
@@ -244,8 +228,10 @@ public final class LocalCluster implements AutoCloseable {
     SlurmSourceSettings s = ag.slurm();
     SlurmSourceSettings slurm =
         s.enabled() && Files.isDirectory(Path.of(s.sidecarDir())) ? s : s.withEnabled(false);
-    return ag.withAttribution(slurm, ag.kubernetes())
-        .withNvidiaSmi(nvidiaSmi != null ? nvidiaSmi : ag.nvidiaSmi());
+    return ag.toBuilder()
+        .slurm(slurm)
+        .nvidiaSmi(nvidiaSmi != null ? nvidiaSmi : ag.nvidiaSmi())
+        .build();
   }
 
   /** Kernel log and GPU memory, as the agent runtime has them on a GPU node, or replayed. */

@@ -12,7 +12,6 @@ import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.runtime.minicluster.MiniClusterJobClient;
-import org.apache.flink.runtime.taskexecutor.TaskExecutorResourceUtils;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.graph.StreamGraph;
 
@@ -46,8 +45,9 @@ final class LocalFlinkJob implements AutoCloseable {
       throws Exception {
     StreamGraph graph = env.getStreamGraph();
     graph.setJobName(name);
+    // MiniClusterConfiguration fills in the TaskExecutor's memory for local execution itself; a
+    // second adjustment here made Flink warn, 700 characters an option, before local's banner
     Configuration c = new Configuration(conf);
-    TaskExecutorResourceUtils.adjustForLocalExecution(c);
     MiniCluster cluster =
         new MiniCluster(
             new MiniClusterConfiguration.Builder()

@@ -2,7 +2,6 @@ package dev.cudawatch.launcher;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.Validated;
 import dev.cudawatch.common.http.DefaultPorts;
@@ -21,8 +20,6 @@ import picocli.CommandLine.Option;
 /** {@code cudawatch local}: the whole pipeline on one machine, with no external services. */
 @Command(
     name = "local",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = {
       "Run everything in one process: an embedded Kafka broker, the Flink job on a local MiniCluster,",
       "the alerts server and the agent following a directory of training logs."
@@ -111,7 +108,7 @@ public final class LocalMain implements Callable<Integer> {
   Path webConfig;
 
   public static void main(String[] args) {
-    System.exit(Cli.commandLine(new LocalMain()).execute(args));
+    Cli.main(new LocalMain(), args);
   }
 
   @Override

@@ -25,12 +25,14 @@ class LocalAttributionTest {
   @TempDir Path dir;
 
   private AgentSettings settings(Path sidecars) {
-    return AgentSettings.defaults()
-        .withAttribution(
+    return AgentSettings.builder()
+        .slurm(
             new SlurmSourceSettings(
-                null, sidecars.toString(), null, null, null, null, null, null, null),
+                null, sidecars.toString(), null, null, null, null, null, null, null))
+        .kubernetes(
             new KubernetesSourceSettings(
-                null, dir.resolve("no-kubelet.sock").toString(), null, null, null));
+                null, dir.resolve("no-kubelet.sock").toString(), null, null, null))
+        .build();
   }
 
   @Test

@@ -3,7 +3,7 @@ package dev.cudawatch.processor;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
+import dev.cudawatch.common.cli.ServiceOptions;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
@@ -36,25 +36,14 @@ import picocli.CommandLine.Option;
  * Entry point of the Flink job: {@code flink run -c dev.cudawatch.processor.ProcessorMain
  * cudawatch-processor.jar --config processor.yaml}, or in-process through the launcher.
  */
-@Command(
-    name = "processor",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
-    description = "Run the cudawatch Flink job against a Kafka cluster.")
+@Command(name = "processor", description = "Run the cudawatch Flink job against a Kafka cluster.")
 public final class ProcessorMain implements Callable<Integer> {
   @CommandLine.Mixin LogOptions logOptions;
 
   public static final String JOB_NAME = "cudawatch-processor";
   private static final Logger LOG = LoggerFactory.getLogger(ProcessorMain.class);
 
-  @Option(names = "--config", paramLabel = "FILE", description = "processor YAML configuration")
-  Path config;
-
-  @Option(
-      names = "--bootstrap-servers",
-      paramLabel = "HOST:PORT",
-      description = "overrides kafka.bootstrap_servers")
-  String bootstrap;
+  @CommandLine.Mixin ServiceOptions service;
 
   @Option(
       names = "--submit",
@@ -88,14 +77,14 @@ public final class ProcessorMain implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(Cli.commandLine(new ProcessorMain()).execute(args));
+    Cli.main(new ProcessorMain(), args);
   }
 
   @Override
   public Integer call() throws Exception {
-    ProcessorSettings s = ProcessorSettings.load(config, System.getenv());
-    if (bootstrap != null) {
-      s = s.toBuilder().kafka(s.kafka().withBootstrapServers(bootstrap)).build();
+    ProcessorSettings s = ProcessorSettings.load(service.config(), System.getenv());
+    if (service.bootstrapServers() != null) {
+      s = s.toBuilder().kafka(service.kafka(s.kafka())).build();
     }
     if (!noTopicSetup) {
       setUpTopics(s);

@@ -2,7 +2,6 @@ package dev.cudawatch.simulator;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.WireJson;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +17,6 @@ import picocli.CommandLine.Option;
 /** {@code cudawatch simulate}: writes a simulated fleet's logs and the ground truth. */
 @Command(
     name = "simulate",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description =
         "Write the logs of a simulated GPU fleet with injected failures of every class, as files"
             + " for agents or straight into Kafka, and a ground-truth file of what should be"
@@ -100,7 +97,7 @@ public final class SimulateMain implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(Cli.commandLine(new SimulateMain()).execute(args));
+    Cli.main(new SimulateMain(), args);
   }
 
   @Override

@@ -59,6 +59,14 @@ public final class Cli {
     return cl;
   }
 
+  /**
+   * A command's {@code main}: runs {@code command} with {@code args} and exits with its status (0,
+   * {@link #CONFIG_ERROR}, {@link #FAILURE} or the command's own).
+   */
+  public static void main(Object command, String... args) {
+    System.exit(execute(command, args));
+  }
+
   /** Runs {@code command} with {@code args}; returns the exit status. */
   public static int execute(Object command, String... args) {
     return commandLine(command).execute(args);

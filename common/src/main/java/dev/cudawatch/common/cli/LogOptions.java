@@ -1,8 +1,15 @@
 package dev.cudawatch.common.cli;
 
+import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** The logging and error options every command takes (a picocli mixin). */
+/**
+ * The options every command takes, as a picocli mixin ({@code @Mixin LogOptions logOptions}):
+ * {@code --help} and {@code --version} (the build's, from {@link VersionProvider}), the log level
+ * and format, and {@code --debug} for an error's stack trace. {@link Cli} reads them before the
+ * command runs.
+ */
+@Command(mixinStandardHelpOptions = true, versionProvider = VersionProvider.class)
 public final class LogOptions {
   /** Levels for cudawatch's own loggers; libraries stay at WARN unless this is quieter. */
   public enum Level {

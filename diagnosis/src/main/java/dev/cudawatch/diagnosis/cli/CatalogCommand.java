@@ -2,7 +2,6 @@ package dev.cudawatch.diagnosis.cli;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.diagnosis.offline.CatalogTests;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -17,8 +16,6 @@ import picocli.CommandLine.Parameters;
 /** {@code cudawatch catalog test FILE...}: runs a user catalog's embedded test cases. */
 @Command(
     name = "catalog",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = "Work with signature catalogs.",
     subcommands = CatalogCommand.Test.class)
 public final class CatalogCommand implements Callable<Integer> {
@@ -27,7 +24,7 @@ public final class CatalogCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(Cli.execute(new CatalogCommand(), args));
+    Cli.main(new CatalogCommand(), args);
   }
 
   @Override
@@ -38,8 +35,6 @@ public final class CatalogCommand implements Callable<Integer> {
   /** Runs the {@code tests:} cases of each catalog, as {@code promtool test rules} does. */
   @Command(
       name = "test",
-      mixinStandardHelpOptions = true,
-      versionProvider = VersionProvider.class,
       description = {
         "Run the test cases of catalog files (their tests: section): each case's input lines are",
         "classified with the built-in catalog plus the file, and the incidents must be those",

@@ -2,7 +2,6 @@ package dev.cudawatch.diagnosis.cli;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.diagnosis.taxonomy.Taxonomy;
 import dev.cudawatch.diagnosis.taxonomy.TaxonomyDoc;
 import java.io.PrintStream;
@@ -15,8 +14,6 @@ import picocli.CommandLine.Option;
 /** {@code cudawatch classes}: the taxonomy's classes (and Xid verdicts), from taxonomy.yaml. */
 @Command(
     name = "classes",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = {
       "List the incident classes: id, default severity and suspect, title.",
       "With --xids, NVIDIA's Xid catalog with the verdict of each code. docs/taxonomy.md has the"

@@ -2,7 +2,6 @@ package dev.cudawatch.diagnosis.cli;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
-import dev.cudawatch.common.cli.VersionProvider;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.diagnosis.catalog.Catalog;
@@ -29,8 +28,6 @@ import picocli.CommandLine.Parameters;
 /** {@code cudawatch classify}: diagnoses logs offline, for the researcher whose job just died. */
 @Command(
     name = "classify",
-    mixinStandardHelpOptions = true,
-    versionProvider = VersionProvider.class,
     description = {
       "Diagnose CUDA, PyTorch, NCCL and GPU-driver failures in log files.",
       "Reads each FILE ('-' for stdin) and reports its incidents: the root cause first, what it means and what to do next.",

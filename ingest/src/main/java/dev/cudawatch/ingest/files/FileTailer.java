@@ -65,82 +65,115 @@ public final class FileTailer implements AutoCloseable {
   private volatile int openCount;
   private volatile int idleCount;
   private boolean first = true;
-  private long quietMarkerMs;
+  private final long quietMarkerMs;
   private java.util.function.Supplier<? extends java.util.Collection<String>> alsoFollow;
 
-  public FileTailer(
-      List<String> globs, Map<String, FilePosition> positions, int maxLineBytes, long readBudget) {
-    this(
-        globs,
-        positions,
-        maxLineBytes,
-        readBudget,
-        Long.MAX_VALUE,
-        0,
-        () -> System.nanoTime() / 1_000_000);
+  /** A builder: globs, {@link Builder#maxLineBytes} and {@link Builder#readBudget} are needed. */
+  public static Builder builder() {
+    return new Builder();
   }
 
-  /**
-   * @param closeInactiveMs close a file that has not grown for this long
-   * @param scanIntervalMs look for new, renamed and changed files at most this often (open files
-   *     are read every round): a scan of thousands of paths is the costly part of a round
-   * @param nowMs the monotonic clock, in milliseconds (injected so tests need not wait)
-   */
-  public FileTailer(
-      List<String> globs,
-      Map<String, FilePosition> positions,
-      int maxLineBytes,
-      long readBudget,
-      long closeInactiveMs,
-      long scanIntervalMs,
-      LongSupplier nowMs) {
-    this(
-        globs,
-        List.of(),
-        positions,
-        maxLineBytes,
-        readBudget,
-        closeInactiveMs,
-        scanIntervalMs,
-        nowMs);
-  }
-
-  /**
-   * @param criGlobs those of {@code globs} whose files are container logs in the CRI format,
-   *     decoded by {@link dev.cudawatch.ingest.framing.CriLineDecoder}
-   */
-  public FileTailer(
-      List<String> globs,
-      List<String> criGlobs,
-      Map<String, FilePosition> positions,
-      int maxLineBytes,
-      long readBudget,
-      long closeInactiveMs,
-      long scanIntervalMs,
-      LongSupplier nowMs) {
-    this.scanIntervalMs = scanIntervalMs;
-    for (String g : globs) {
+  private FileTailer(Builder b) {
+    this.scanIntervalMs = b.scanIntervalMs;
+    for (String g : b.globs) {
       scanners.add(new GlobScanner(g, refused));
     }
-    for (String g : criGlobs) {
+    for (String g : b.criGlobs) {
       criMatchers.add(new GlobScanner(g, refused));
     }
-    for (FilePosition p : positions.values()) {
+    for (FilePosition p : b.positions.values()) {
       checkpoint.put(p.identity(), p);
     }
-    this.maxLineBytes = maxLineBytes;
-    this.readBudget = readBudget;
-    this.closeInactiveMs = closeInactiveMs;
-    this.nowMs = nowMs;
+    this.maxLineBytes = b.maxLineBytes;
+    this.readBudget = b.readBudget;
+    this.closeInactiveMs = b.closeInactiveMs;
+    this.nowMs = b.nowMs;
+    this.quietMarkerMs = b.quietMarkerMs;
   }
 
-  /**
-   * Tells the sink ({@link LineSink#quiet}) when a file has not grown for {@code ms} after its
-   * lines, and when a file ends (drained after a rename or deletion); 0 (the default) never does.
-   */
-  public FileTailer quietMarkers(long ms) {
-    this.quietMarkerMs = ms;
-    return this;
+  /** What a tailer follows and how; the defaults are those of a kernel log or a warm-up file. */
+  public static final class Builder {
+    private List<String> globs = List.of();
+    private List<String> criGlobs = List.of();
+    private Map<String, FilePosition> positions = Map.of();
+    private int maxLineBytes;
+    private long readBudget;
+    private long closeInactiveMs = Long.MAX_VALUE;
+    private long scanIntervalMs;
+    private long quietMarkerMs;
+    private LongSupplier nowMs = () -> System.nanoTime() / 1_000_000;
+
+    private Builder() {}
+
+    /** The globs of the files to follow. */
+    public Builder globs(List<String> globs) {
+      this.globs = List.copyOf(globs);
+      return this;
+    }
+
+    /**
+     * Those of the globs whose files are container logs in the CRI format, decoded by {@link
+     * dev.cudawatch.ingest.framing.CriLineDecoder}.
+     */
+    public Builder criGlobs(List<String> criGlobs) {
+      this.criGlobs = List.copyOf(criGlobs);
+      return this;
+    }
+
+    /** Where each file was, from the last checkpoint (identity to position). */
+    public Builder positions(Map<String, FilePosition> positions) {
+      this.positions = positions;
+      return this;
+    }
+
+    /** Longer lines are cut with a marker and counted. */
+    public Builder maxLineBytes(int maxLineBytes) {
+      this.maxLineBytes = maxLineBytes;
+      return this;
+    }
+
+    /** Bytes read per file per round. */
+    public Builder readBudget(long readBudget) {
+      this.readBudget = readBudget;
+      return this;
+    }
+
+    /** Close a file that has not grown for this long (default: never). */
+    public Builder closeInactiveMs(long closeInactiveMs) {
+      this.closeInactiveMs = closeInactiveMs;
+      return this;
+    }
+
+    /**
+     * Look for new, renamed and changed files at most this often (open files are read every round):
+     * a scan of thousands of paths is the costly part of a round. 0 (the default): every round.
+     */
+    public Builder scanIntervalMs(long scanIntervalMs) {
+      this.scanIntervalMs = scanIntervalMs;
+      return this;
+    }
+
+    /**
+     * Tell the sink ({@link LineSink#quiet}) when a file has not grown for {@code ms} after its
+     * lines, and when a file ends (drained after a rename or deletion); 0 (the default) never.
+     */
+    public Builder quietMarkerMs(long ms) {
+      this.quietMarkerMs = ms;
+      return this;
+    }
+
+    /** The monotonic clock, in milliseconds (injected so tests need not wait). */
+    public Builder nowMs(LongSupplier nowMs) {
+      this.nowMs = nowMs;
+      return this;
+    }
+
+    public FileTailer build() {
+      if (maxLineBytes <= 0 || readBudget <= 0) {
+        throw new IllegalStateException("maxLineBytes and readBudget must be set");
+      }
+      return new FileTailer(this);
+    }
   }
 
   /**

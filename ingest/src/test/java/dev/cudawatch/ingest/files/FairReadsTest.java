@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,16 +59,14 @@ class FairReadsTest {
     Files.writeString(dir.resolve("job-9.log"), oom + "\n");
     long budget = AgentSettings.defaults().readBudgetBytes();
     try (FileTailer t =
-        new FileTailer(
-                List.of(dir + "/*.log"),
-                List.of(),
-                Map.of(),
-                64 * 1024,
-                budget,
-                300_000,
-                0,
-                now::get)
-            .quietMarkers(QUIET_MS)) {
+        FileTailer.builder()
+            .globs(List.of(dir + "/*.log"))
+            .maxLineBytes(64 * 1024)
+            .readBudget(budget)
+            .closeInactiveMs(300_000)
+            .quietMarkerMs(QUIET_MS)
+            .nowMs(now::get)
+            .build()) {
       t.poll(sink);
       assertEquals(List.of(oom), failing, "the new file's line, in the first round");
       assertTrue(busyRead < BUSY_LINES / 10, "the busy file gave a share, not all: " + busyRead);

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,7 +31,13 @@ class FileTailerFaultsTest {
       };
 
   private FileTailer tailer(String glob) {
-    return new FileTailer(List.of(glob), Map.of(), 64 * 1024, 1 << 20, IDLE_MS, 0, now::get);
+    return FileTailer.builder()
+        .globs(List.of(glob))
+        .maxLineBytes(64 * 1024)
+        .readBudget(1 << 20)
+        .closeInactiveMs(IDLE_MS)
+        .nowMs(now::get)
+        .build();
   }
 
   @Test

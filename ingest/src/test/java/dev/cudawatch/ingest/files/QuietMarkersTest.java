@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,9 +40,15 @@ class QuietMarkersTest {
       };
 
   private FileTailer tailer(String glob, List<String> criGlobs) {
-    return new FileTailer(
-            List.of(glob), criGlobs, Map.of(), 64 * 1024, 1 << 20, 300_000, 0, now::get)
-        .quietMarkers(QUIET_MS);
+    return FileTailer.builder()
+        .globs(List.of(glob))
+        .criGlobs(criGlobs)
+        .maxLineBytes(64 * 1024)
+        .readBudget(1 << 20)
+        .closeInactiveMs(300_000)
+        .quietMarkerMs(QUIET_MS)
+        .nowMs(now::get)
+        .build();
   }
 
   @Test
@@ -124,8 +129,13 @@ class QuietMarkersTest {
   void noMarkersUnlessAsked() throws Exception {
     Files.writeString(dir.resolve("train.log"), "Error: boom\n");
     try (FileTailer t =
-        new FileTailer(
-            List.of(dir + "/*.log"), Map.of(), 64 * 1024, 1 << 20, 300_000, 0, now::get)) {
+        FileTailer.builder()
+            .globs(List.of(dir + "/*.log"))
+            .maxLineBytes(64 * 1024)
+            .readBudget(1 << 20)
+            .closeInactiveMs(300_000)
+            .nowMs(now::get)
+            .build()) {
       t.poll(sink);
       now.addAndGet(10 * QUIET_MS);
       t.poll(sink);

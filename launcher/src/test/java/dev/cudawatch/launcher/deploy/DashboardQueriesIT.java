@@ -158,14 +158,16 @@ class DashboardQueriesIT {
       Path kernel = dir.resolve("kern.log");
       Files.writeString(kernel, "");
       AgentSettings s =
-          AgentSettings.defaults()
-              .with(
-                  new KafkaSettings(bootstrap, Map.of()),
-                  List.of(),
-                  dir.resolve("agent-state").toString())
-              .withHost("node-9")
-              .withNvidiaSmi(smi.toString())
-              .withSources(kernel.toString(), 500L, port);
+          AgentSettings.builder()
+              .kafka(new KafkaSettings(bootstrap, Map.of()))
+              .globs(List.of())
+              .stateDir(dir.resolve("agent-state").toString())
+              .host("node-9")
+              .nvidiaSmi(smi.toString())
+              .kernelLog(kernel.toString())
+              .gpuSampleIntervalMs(500L)
+              .httpPort(port)
+              .build();
       runtime = new AgentRuntime(s, Clock.systemUTC());
       runtime.start(false);
     }
@@ -229,7 +231,11 @@ class DashboardQueriesIT {
     try (Shipper shipper = new Shipper(kafka)) {
       Agent agent =
           new Agent(
-              AgentSettings.defaults().with(kafka, List.of(), dir.resolve("replay").toString()),
+              AgentSettings.builder()
+                  .kafka(kafka)
+                  .globs(List.of())
+                  .stateDir(dir.resolve("replay").toString())
+                  .build(),
               shipper,
               Clock.systemUTC());
       agent.replay(Repo.path("samples"));

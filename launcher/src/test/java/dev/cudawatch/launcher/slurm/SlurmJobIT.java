@@ -343,16 +343,20 @@ class SlurmJobIT {
     Files.setOwner(
         out, out.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
     AgentSettings settings =
-        AgentSettings.defaults()
-            .with(
-                new KafkaSettings(pipeline.bootstrapServers(), Map.of()),
-                List.of(), // as deploy/slurm/agent.yaml: no glob, the sidecars' paths
-                tmp.resolve("agent-state").toString())
-            .withSources(null, 0, -1)
-            .withAttribution(
+        AgentSettings.builder()
+            .kafka(
+                new KafkaSettings(
+                    pipeline.bootstrapServers(),
+                    Map.of())) // as deploy/slurm/agent.yaml: no glob, the sidecars' paths
+            .stateDir(tmp.resolve("agent-state").toString())
+            .kernelLog(null)
+            .gpuSampleIntervalMs(0)
+            .httpPort(-1)
+            .slurm(
                 new SlurmSourceSettings(
-                    true, sidecars.toString(), null, "", slurm.node(), null, null, true, null),
-                new KubernetesSourceSettings(false, null, null, null, null));
+                    true, sidecars.toString(), null, "", slurm.node(), null, null, true, null))
+            .kubernetes(new KubernetesSourceSettings(false, null, null, null, null))
+            .build();
     Path script = home.resolve("plain.sh");
     Files.writeString(
         script,

@@ -1,0 +1,88 @@
+package dev.cudawatch.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.testkit.Await;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Quick start's first screen: what {@code cudawatch local} prints on stdout and stderr until it
+ * says it is running holds cudawatch's own lines, no library's warnings (Flink's
+ * TaskExecutorResourceUtils printed one of 700+ characters per memory option before).
+ */
+class LocalFirstScreenIT {
+  @TempDir Path dir;
+  Process local;
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    if (local != null && local.isAlive()) {
+      local.destroy();
+      if (!local.waitFor(60, TimeUnit.SECONDS)) {
+        local.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void theFirstScreenHasNoLibraryWarnings() throws Exception {
+    Path out = dir.resolve("local.out");
+    local =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx1g",
+                // the shipped logging configuration, not the tests' (log4j2-test.xml)
+                "-Dlog4j2.configurationFile=classpath:log4j2.xml",
+                "-cp",
+                System.getProperty("java.class.path"),
+                LocalMain.class.getName(),
+                "--http-port",
+                String.valueOf(EmbeddedKafkaBroker.freePort()),
+                "--data-dir",
+                dir.resolve("data").toString(),
+                "--logs",
+                dir.resolve("logs").toString(),
+                "--no-kernel-log",
+                "--no-gpu-samples",
+                "--parallelism",
+                "1")
+            .directory(dir.toFile())
+            .redirectErrorStream(true) // the screen: both streams, in the order they came
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+            .redirectOutput(out.toFile())
+            .start();
+
+    String screen =
+        Await.until(
+            "local to say it is running",
+            () -> {
+              String text = Files.readString(out);
+              if (!local.isAlive() && !text.contains("cudawatch local: running")) {
+                throw new AssertionError("local exited " + local.exitValue() + ":\n" + text);
+              }
+              return text;
+            },
+            text -> text.contains("cudawatch local: running"),
+            Duration.ofMinutes(4));
+
+    List<String> lines =
+        screen.substring(0, screen.indexOf("cudawatch local: running")).lines().toList();
+    // the console's pattern is "HH:mm:ss LEVEL Logger: message"; cudawatch's own lines say
+    // "cudawatch local: ..." and carry no level
+    List<String> warnings =
+        lines.stream().filter(l -> l.matches("^\\d\\d:\\d\\d:\\d\\d (WARN|ERROR) .*")).toList();
+    assertEquals(List.of(), warnings, "warnings on local's first screen:\n" + screen);
+    assertTrue(
+        lines.stream().allMatch(l -> l.length() < 300),
+        "no line of a screen's width times three:\n" + screen);
+  }
+}
