@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher.slurm;
+package dev.cudawatch.it.slurm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

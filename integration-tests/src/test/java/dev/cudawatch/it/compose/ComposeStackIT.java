@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher.compose;
+package dev.cudawatch.it.compose;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher;
+package dev.cudawatch.it.docs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

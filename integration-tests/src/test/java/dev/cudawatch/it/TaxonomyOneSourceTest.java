@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher;
+package dev.cudawatch.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher.cluster;
+package dev.cudawatch.it.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

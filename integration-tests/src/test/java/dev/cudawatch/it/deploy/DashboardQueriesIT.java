@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher.deploy;
+package dev.cudawatch.it.deploy;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

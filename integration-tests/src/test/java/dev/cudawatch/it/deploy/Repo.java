@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher.deploy;
+package dev.cudawatch.it.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

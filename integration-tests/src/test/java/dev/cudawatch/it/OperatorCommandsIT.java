@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher;
+package dev.cudawatch.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.common.wire.WireJson;
+import dev.cudawatch.launcher.LocalCluster;
 import dev.cudawatch.testkit.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -285,7 +286,7 @@ class OperatorCommandsIT {
             "catalog")) {
       if (cmd.equals("simulate")
           && !Files.exists(ROOT.resolve("simulator/target/cudawatch-simulate.jar"))) {
-        continue; // not built by `-pl launcher -am`; the whole build has it
+        continue; // not built by `-pl integration-tests -am`; the whole build has it
       }
       Result r = run(Map.of(), cmd, "--version");
       assertEquals(0, r.status(), cmd + ": " + r.err());

@@ -1,4 +1,4 @@
-package dev.cudawatch.launcher.slurm;
+package dev.cudawatch.it.slurm;
 
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,8 +1,10 @@
-package dev.cudawatch.launcher;
+package dev.cudawatch.it.docs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cudawatch.launcher.ConfigKeys;
+import dev.cudawatch.launcher.ConfigReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -23,7 +25,7 @@ class ConfigReferenceTest {
     assertEquals(
         generated,
         Files.readString(DOC),
-        "docs/configuration.md is out of date: run ./mvnw -pl launcher -am test"
+        "docs/configuration.md is out of date: run ./mvnw -pl integration-tests -am test"
             + " -Dtest=ConfigReferenceTest -Dsurefire.failIfNoSpecifiedTests=false"
             + " -Dgolden.update=true");
   }
