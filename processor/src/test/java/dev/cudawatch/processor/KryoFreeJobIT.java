@@ -14,7 +14,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,11 +35,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The whole job as wired, with {@code pipeline.generic-types: false}: every edge and every state of
@@ -61,19 +58,8 @@ class KryoFreeJobIT {
           + " MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_8 faulted @ 0x7f53_cfe40000. Fault is of"
           + " type FAULT_PDE ACCESS_TYPE_VIRT_WRITE";
 
-  @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-  }
-
-  @AfterAll
-  static void stopBroker() {
-    broker.close();
-  }
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @Test
   void theProductionSettingsRefuseATypeThatWouldFallBackToKryo() {
@@ -182,7 +168,7 @@ class KryoFreeJobIT {
           "one root cause per failed job, from the job members' state: " + alerts);
       assertTrue(
           !TopicReader.readAll(
-                  broker.bootstrapServers(),
+                  BROKER.bootstrapServers(),
                   Topics.DEAD_LETTER,
                   1,
                   Duration.ZERO,
@@ -216,7 +202,7 @@ class KryoFreeJobIT {
       throws Exception {
     List<byte[]> got =
         TopicReader.readUntil(
-            broker.bootstrapServers(),
+            BROKER.bootstrapServers(),
             topic,
             done,
             Duration.ofSeconds(2),
@@ -275,7 +261,7 @@ class KryoFreeJobIT {
 
   private static ProcessorSettings settings(String group) {
     return new ProcessorSettings(
-        new KafkaSettings(broker == null ? "127.0.0.1:1" : broker.bootstrapServers(), Map.of()),
+        new KafkaSettings(BROKER.bootstrapServers(), Map.of()),
         group,
         null,
         null,
@@ -303,7 +289,7 @@ class KryoFreeJobIT {
   private static void produce(List<LogRecord> records, byte[]... junk) throws Exception {
     try (var p =
         new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()),
             new ByteArraySerializer(),
             new ByteArraySerializer())) {
       for (LogRecord r : records) {
