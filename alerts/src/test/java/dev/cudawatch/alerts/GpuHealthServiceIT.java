@@ -12,6 +12,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,6 +31,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,6 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
  * (enabled here) the node condition, written to an API-server double over a real socket.
  */
 class GpuHealthServiceIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   @TempDir Path dir;
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -65,8 +69,8 @@ class GpuHealthServiceIT {
   void recommendationsReachThePageTheApiAndTheNodeCondition() throws Exception {
     Path token = dir.resolve("token");
     Files.writeString(token, "tok");
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-        ApiServerDouble kube = new ApiServerDouble("tok", null)) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try (ApiServerDouble kube = new ApiServerDouble("tok", null)) {
       kube.addNode("node-1");
       broker.createTopics(Topics.ALL, 2);
       AlertsSettings s =

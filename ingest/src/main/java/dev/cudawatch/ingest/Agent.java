@@ -223,20 +223,6 @@ public final class Agent implements StoppableSource, AutoCloseable {
         .raw(settings.keepRaw() ? l.raw() : null);
   }
 
-  /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
-  public static Integer rankPrefix(String text) {
-    if (!text.startsWith("[rank")) {
-      return null;
-    }
-    int i = 5;
-    while (i < text.length() && i < 12 && Character.isDigit(text.charAt(i))) {
-      i++;
-    }
-    return i > 5 && i < text.length() && text.charAt(i) == ']'
-        ? Integer.valueOf(text.substring(5, i))
-        : null;
-  }
-
   /**
    * Reads {@code file} through the agent's own path for a followed file (tailing, framing,
    * decoding, attribution, the record and its JSON) and ships nothing: run before the agent starts,

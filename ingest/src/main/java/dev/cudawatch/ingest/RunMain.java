@@ -221,7 +221,7 @@ public final class RunMain implements Callable<Integer> {
     Map<String, String> env = System.getenv();
     RunIdentity identity =
         new RunIdentity(
-            s,
+            s.host(),
             env,
             job,
             s.job(),

@@ -8,7 +8,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.ship.Shipper;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,34 +20,24 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The agent against a real broker: rotation, truncation and restarts lose no line. */
 class AgentIT {
   @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
 
-  @BeforeAll
-  static void start() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-  }
-
-  @AfterAll
-  static void stop() {
-    broker.close();
-  }
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   private static AgentSettings settings(Path logs, Path state) {
     return AgentSettings.builder()
-        .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+        .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
         .globs(List.of(logs + "/**.log"))
         .stateDir(state.toString())
-        .scanIntervalMs(0) // each pollOnce scans: the test drives the rounds
-        .build();
+        .scanIntervalMs(0)
+        .build(); // each pollOnce scans: the test drives the rounds
   }
 
   private static void append(Path f, String... lines) throws Exception {
@@ -66,7 +56,7 @@ class AgentIT {
     Path f = logs.resolve("train.log");
     List<String> expected = new ArrayList<>();
     for (int round = 0; round < 3; round++) {
-      try (Shipper shipper = new Shipper(new KafkaSettings(broker.bootstrapServers(), Map.of()));
+      try (Shipper shipper = new Shipper(new KafkaSettings(BROKER.bootstrapServers(), Map.of()));
           Agent agent = new Agent(settings(logs, state), shipper, Clock.systemUTC())) {
         for (int i = 0; i < 50; i++) {
           String l = "round " + round + " line " + i;
@@ -108,7 +98,7 @@ class AgentIT {
     List<LogRecord> out = new ArrayList<>();
     for (byte[] b :
         TopicReader.readAll(
-            broker.bootstrapServers(),
+            BROKER.bootstrapServers(),
             Topics.LOGS,
             1,
             Duration.ofSeconds(3),

@@ -10,6 +10,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,6 +28,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -35,6 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
  * that grows again, from where it was.
  */
 class AgentManyFilesIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   private static final int FILES = 5_000;
   private static final int LINES = 4;
 
@@ -64,8 +68,8 @@ class AgentManyFilesIT {
     Path runSpools = dir.resolve("run-spools");
     plantFinishedRunSpool(runSpools);
     int port = EmbeddedKafkaBroker.freePort();
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-        var consumer = consumer(broker)) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try (var consumer = consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       Path config = dir.resolve("agent.yaml");
       Files.writeString(

@@ -8,6 +8,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;
@@ -20,50 +21,52 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The agent's metrics as scraped: the send latency histogram fed by real acknowledgements. */
 class AgentMetricsIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   @TempDir Path dir;
 
   @Test
   void eachAcknowledgedRecordIsOneLatencyObservation() throws Exception {
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(List.of(Topics.LOGS), 1);
-      KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
-      try (Shipper shipper = new Shipper(kafka)) {
-        Agent agent =
-            new Agent(
-                AgentSettings.builder()
-                    .kafka(kafka)
-                    .globs(List.of())
-                    .stateDir(dir.resolve("state").toString())
-                    .build(),
-                shipper,
-                Clock.systemUTC());
-        AgentMetrics metrics = new AgentMetrics(agent, shipper, null, () -> 0);
-        for (int i = 0; i < 3; i++) {
-          shipper.send(
-              LogRecord.builder()
-                  .host("n1")
-                  .source("/logs/a.log")
-                  .offset(i)
-                  .eventTime(Instant.now())
-                  .text("line " + i)
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    broker.createTopics(List.of(Topics.LOGS), 1);
+    KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
+    try (Shipper shipper = new Shipper(kafka)) {
+      Agent agent =
+          new Agent(
+              AgentSettings.builder()
+                  .kafka(kafka)
+                  .globs(List.of())
+                  .stateDir(dir.resolve("state").toString())
                   .build(),
-              () -> {});
-        }
-        shipper.flush();
-        String text =
-            Await.until(
-                "three observations",
-                () -> scrape(metrics),
-                s -> s.contains("cudawatch_agent_send_latency_seconds_count 3"),
-                Duration.ofSeconds(30));
-        assertTrue(text.contains("# TYPE cudawatch_agent_send_latency_seconds histogram"), text);
-        assertTrue(text.contains("cudawatch_agent_send_latency_seconds_bucket{le=\"+Inf\"} 3"));
-        assertTrue(text.contains("cudawatch_agent_lag_bytes 0.0"), text);
+              shipper,
+              Clock.systemUTC());
+      AgentMetrics metrics = new AgentMetrics(agent, shipper, null, () -> 0);
+      for (int i = 0; i < 3; i++) {
+        shipper.send(
+            LogRecord.builder()
+                .host("n1")
+                .source("/logs/a.log")
+                .offset(i)
+                .eventTime(Instant.now())
+                .text("line " + i)
+                .build(),
+            () -> {});
       }
+      shipper.flush();
+      String text =
+          Await.until(
+              "three observations",
+              () -> scrape(metrics),
+              s -> s.contains("cudawatch_agent_send_latency_seconds_count 3"),
+              Duration.ofSeconds(30));
+      assertTrue(text.contains("# TYPE cudawatch_agent_send_latency_seconds histogram"), text);
+      assertTrue(text.contains("cudawatch_agent_send_latency_seconds_bucket{le=\"+Inf\"} 3"));
+      assertTrue(text.contains("cudawatch_agent_lag_bytes 0.0"), text);
     }
   }
 

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.testkit.Await;
 import java.net.URI;
@@ -19,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -27,6 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * deadline and counted, /healthz warns and stays ok, and no two sampler runs are alive at once.
  */
 class AgentNvidiaSmiHungIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   @TempDir Path dir;
 
   @Test
@@ -49,84 +53,83 @@ class AgentNvidiaSmiHungIT {
     Path proc = dir.resolve("proc");
     KernelLogRebootIT.boot(proc, "11111111-2222-3333-4444-555555555555", 1_763_800_000L);
     int port = EmbeddedKafkaBroker.freePort();
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 2);
-      Path config = dir.resolve("agent.yaml");
-      Files.writeString(
-          config,
-          String.join(
-              "\n",
-              "kafka:",
-              "  bootstrap_servers: " + broker.bootstrapServers(),
-              "host: hung-smi",
-              "files: ['" + logs + "/*.log']",
-              "state_dir: " + dir.resolve("state"),
-              "kernel_log: " + kmsg,
-              "proc_dir: " + proc,
-              "nvidia_smi: " + smi,
-              "gpu_sample_interval_ms: 1000",
-              "http_port: " + port,
-              "run_spool_root: " + dir.resolve("spools"),
-              ""));
-      long launched = System.nanoTime();
-      try (AgentProcess agent = AgentProcess.start(config, dir.resolve("agent.out"))) {
-        // from the agent's own start: the JVM's boot before it (seconds on a loaded machine) is
-        // the same whatever nvidia-smi does
-        Await.until(
-            "the agent's start",
-            () -> agent.output().contains("cudawatch agent: starting"),
-            Boolean.TRUE::equals,
-            Duration.ofSeconds(60));
-        long t0 = System.nanoTime();
-        HttpResponse<String> health =
-            Await.until(
-                "/healthz to answer",
-                () -> get(port, "/healthz"),
-                r -> r != null && r.statusCode() == 200,
-                Duration.ofSeconds(30));
-        long healthMs = (System.nanoTime() - t0) / 1_000_000;
-        TopicReader.readUntil(
-            broker.bootstrapServers(),
-            Topics.LOGS,
-            got -> !got.isEmpty(),
-            Duration.ZERO,
-            Duration.ofSeconds(30),
-            false);
-        long shippedMs = (System.nanoTime() - t0) / 1_000_000;
-        System.out.println(
-            "AgentNvidiaSmiHungIT: /healthz answered "
-                + healthMs
-                + " ms and the line was in Kafka "
-                + shippedMs
-                + " ms after the agent started ("
-                + (t0 - launched) / 1_000_000
-                + " ms after its JVM was launched)");
-        assertTrue(healthMs < 5_000, "/healthz answered within 5 s: " + healthMs + " ms");
-        assertTrue(shippedMs < 5_000, "the line shipped within 5 s: " + shippedMs + " ms");
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    broker.createTopics(Topics.ALL, 2);
+    Path config = dir.resolve("agent.yaml");
+    Files.writeString(
+        config,
+        String.join(
+            "\n",
+            "kafka:",
+            "  bootstrap_servers: " + broker.bootstrapServers(),
+            "host: hung-smi",
+            "files: ['" + logs + "/*.log']",
+            "state_dir: " + dir.resolve("state"),
+            "kernel_log: " + kmsg,
+            "proc_dir: " + proc,
+            "nvidia_smi: " + smi,
+            "gpu_sample_interval_ms: 1000",
+            "http_port: " + port,
+            "run_spool_root: " + dir.resolve("spools"),
+            ""));
+    long launched = System.nanoTime();
+    try (AgentProcess agent = AgentProcess.start(config, dir.resolve("agent.out"))) {
+      // from the agent's own start: the JVM's boot before it (seconds on a loaded machine) is
+      // the same whatever nvidia-smi does
+      Await.until(
+          "the agent's start",
+          () -> agent.output().contains("cudawatch agent: starting"),
+          Boolean.TRUE::equals,
+          Duration.ofSeconds(60));
+      long t0 = System.nanoTime();
+      HttpResponse<String> health =
+          Await.until(
+              "/healthz to answer",
+              () -> get(port, "/healthz"),
+              r -> r != null && r.statusCode() == 200,
+              Duration.ofSeconds(30));
+      long healthMs = (System.nanoTime() - t0) / 1_000_000;
+      TopicReader.readUntil(
+          broker.bootstrapServers(),
+          Topics.LOGS,
+          got -> !got.isEmpty(),
+          Duration.ZERO,
+          Duration.ofSeconds(30),
+          false);
+      long shippedMs = (System.nanoTime() - t0) / 1_000_000;
+      System.out.println(
+          "AgentNvidiaSmiHungIT: /healthz answered "
+              + healthMs
+              + " ms and the line was in Kafka "
+              + shippedMs
+              + " ms after the agent started ("
+              + (t0 - launched) / 1_000_000
+              + " ms after its JVM was launched)");
+      assertTrue(healthMs < 5_000, "/healthz answered within 5 s: " + healthMs + " ms");
+      assertTrue(shippedMs < 5_000, "the line shipped within 5 s: " + shippedMs + " ms");
 
-        JsonNode body =
-            WireJson.mapper()
-                .readTree(
-                    Await.until(
-                            "the hung calls counted as timeouts and warned about",
-                            () -> get(port, "/healthz"),
-                            r -> r != null && r.body().contains("timed out"),
-                            Duration.ofSeconds(60))
-                        .body());
-        assertEquals("ok", body.path("status").asText(), body.toString());
-        assertEquals("timed out", body.path("warnings").path("nvidia-smi").asText());
-        String metrics = get(port, "/metrics").body();
-        assertTrue(
-            metrics
-                .lines()
-                .anyMatch(
-                    l ->
-                        l.startsWith("cudawatch_agent_nvidia_smi_timeouts_total ")
-                            && Double.parseDouble(l.split(" ")[1]) >= 1),
-            metrics);
-        assertTrue(liveSamplerRuns(pids) <= 1, "one sampler run at a time");
-        assertTrue(agent.process.isAlive());
-      }
+      JsonNode body =
+          WireJson.mapper()
+              .readTree(
+                  Await.until(
+                          "the hung calls counted as timeouts and warned about",
+                          () -> get(port, "/healthz"),
+                          r -> r != null && r.body().contains("timed out"),
+                          Duration.ofSeconds(60))
+                      .body());
+      assertEquals("ok", body.path("status").asText(), body.toString());
+      assertEquals("timed out", body.path("warnings").path("nvidia-smi").asText());
+      String metrics = get(port, "/metrics").body();
+      assertTrue(
+          metrics
+              .lines()
+              .anyMatch(
+                  l ->
+                      l.startsWith("cudawatch_agent_nvidia_smi_timeouts_total ")
+                          && Double.parseDouble(l.split(" ")[1]) >= 1),
+          metrics);
+      assertTrue(liveSamplerRuns(pids) <= 1, "one sampler run at a time");
+      assertTrue(agent.process.isAlive());
     }
   }
 

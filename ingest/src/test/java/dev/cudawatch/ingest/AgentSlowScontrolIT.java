@@ -9,6 +9,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -33,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * answered, later lines of each file carry the GPU Slurm gave the job on this node.
  */
 class AgentSlowScontrolIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   @TempDir Path dir;
 
   @Test
@@ -51,86 +55,85 @@ class AgentSlowScontrolIT {
         echo "   Nodes=n1 CPU_IDs=0 Mem=100 GRES=gpu:1(IDX:$(($4 - 100)))"
         """);
     Files.setPosixFilePermissions(scontrol, PosixFilePermissions.fromString("rwxr-xr-x"));
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 1);
-      Path logs = Files.createDirectories(dir.resolve("logs"));
-      Files.writeString(logs.resolve("warm.log"), "the agent is up\n");
-      AgentSettings s =
-          AgentSettings.builder()
-              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
-              .globs(List.of(logs + "/*.out", logs + "/*.log"))
-              .stateDir(dir.resolve("state").toString())
-              .kernelLog(null)
-              .gpuSampleIntervalMs(0)
-              .httpPort(-1)
-              .scanIntervalMs(50)
-              .pollIntervalMs(20)
-              .slurm(
-                  new SlurmSourceSettings(
-                      true,
-                      dir.resolve("no-sidecars").toString(),
-                      null,
-                      scontrol.toString(),
-                      "n1",
-                      null,
-                      null,
-                      null,
-                      10_000L))
-              .kubernetes(new KubernetesSourceSettings(false, null, null, null, null))
-              .build();
-      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC());
-          Records records = new Records(broker.bootstrapServers())) {
-        agent.start(false);
-        records.await("the warm-up line", r -> r.source().endsWith("warm.log"), 1);
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    broker.createTopics(Topics.ALL, 1);
+    Path logs = Files.createDirectories(dir.resolve("logs"));
+    Files.writeString(logs.resolve("warm.log"), "the agent is up\n");
+    AgentSettings s =
+        AgentSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .globs(List.of(logs + "/*.out", logs + "/*.log"))
+            .stateDir(dir.resolve("state").toString())
+            .kernelLog(null)
+            .gpuSampleIntervalMs(0)
+            .httpPort(-1)
+            .scanIntervalMs(50)
+            .pollIntervalMs(20)
+            .slurm(
+                new SlurmSourceSettings(
+                    true,
+                    dir.resolve("no-sidecars").toString(),
+                    null,
+                    scontrol.toString(),
+                    "n1",
+                    null,
+                    null,
+                    null,
+                    10_000L))
+            .kubernetes(new KubernetesSourceSettings(false, null, null, null, null))
+            .build();
+    try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC());
+        Records records = new Records(broker.bootstrapServers())) {
+      agent.start(false);
+      records.await("the warm-up line", r -> r.source().endsWith("warm.log"), 1);
 
-        long t0 = System.nanoTime();
-        for (int j = 101; j <= 103; j++) {
-          Files.writeString(logs.resolve("slurm-" + j + ".out"), "job " + j + " step 1\n");
-        }
-        List<LogRecord> first =
-            records.await("the three jobs' first lines", r -> r.text().endsWith("step 1"), 3);
-        long ms = (System.nanoTime() - t0) / 1_000_000;
-        System.out.println("three new jobs' first lines shipped in " + ms + " ms");
-        // 5 s a call: waiting on scontrol would take 5 s at least (15 s before); the issue's 1 s
-        // holds on a quiet machine (96-439 ms measured), a CPU burner beside it needs the slack
-        System.out.println("three new jobs' lines shipped in " + ms + " ms");
-        assertTrue(ms < 3_000, "three new jobs' lines took " + ms + " ms with a slow scontrol");
-        for (LogRecord r : first) {
-          assertEquals(r.source().replaceAll(".*slurm-(\\d+)\\.out", "$1"), r.job(), r.toString());
-          assertNull(r.gpu(), "shipped before scontrol answered: " + r);
-        }
-
-        // later lines carry scontrol's answer once it came (within its 10 s deadline)
-        for (int j = 101; j <= 103; j++) {
-          int job = j;
-          int[] step = {1};
-          Await.until(
-              "a line of job " + job + " with its GPU from scontrol",
-              () -> {
-                Files.writeString(
-                    logs.resolve("slurm-" + job + ".out"),
-                    "job " + job + " step " + ++step[0] + "\n",
-                    StandardOpenOption.APPEND);
-                return records.poll().stream()
-                    .anyMatch(
-                        r ->
-                            String.valueOf(job).equals(r.job())
-                                && Integer.valueOf(job - 100).equals(r.gpu()));
-              },
-              Boolean.TRUE::equals,
-              Duration.ofSeconds(60));
-        }
-        LogRecord withGpu =
-            records.all().stream()
-                .filter(r -> "101".equals(r.job()) && r.gpu() != null)
-                .findFirst()
-                .orElseThrow();
-        assertEquals("scontrol show job -d (GRES IDX on n1)", withGpu.attribution().get("gpu"));
-        // one call per job: the answers are cached, and lookups are not repeated while one runs
-        assertEquals(
-            List.of("101", "102", "103"),
-            Files.readAllLines(bin.resolve("asked")).stream().sorted().toList());
+      long t0 = System.nanoTime();
+      for (int j = 101; j <= 103; j++) {
+        Files.writeString(logs.resolve("slurm-" + j + ".out"), "job " + j + " step 1\n");
       }
+      List<LogRecord> first =
+          records.await("the three jobs' first lines", r -> r.text().endsWith("step 1"), 3);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      System.out.println("three new jobs' first lines shipped in " + ms + " ms");
+      // 5 s a call: waiting on scontrol would take 5 s at least (15 s before); the issue's 1 s
+      // holds on a quiet machine (96-439 ms measured), a CPU burner beside it needs the slack
+      System.out.println("three new jobs' lines shipped in " + ms + " ms");
+      assertTrue(ms < 3_000, "three new jobs' lines took " + ms + " ms with a slow scontrol");
+      for (LogRecord r : first) {
+        assertEquals(r.source().replaceAll(".*slurm-(\\d+)\\.out", "$1"), r.job(), r.toString());
+        assertNull(r.gpu(), "shipped before scontrol answered: " + r);
+      }
+
+      // later lines carry scontrol's answer once it came (within its 10 s deadline)
+      for (int j = 101; j <= 103; j++) {
+        int job = j;
+        int[] step = {1};
+        Await.until(
+            "a line of job " + job + " with its GPU from scontrol",
+            () -> {
+              Files.writeString(
+                  logs.resolve("slurm-" + job + ".out"),
+                  "job " + job + " step " + ++step[0] + "\n",
+                  StandardOpenOption.APPEND);
+              return records.poll().stream()
+                  .anyMatch(
+                      r ->
+                          String.valueOf(job).equals(r.job())
+                              && Integer.valueOf(job - 100).equals(r.gpu()));
+            },
+            Boolean.TRUE::equals,
+            Duration.ofSeconds(60));
+      }
+      LogRecord withGpu =
+          records.all().stream()
+              .filter(r -> "101".equals(r.job()) && r.gpu() != null)
+              .findFirst()
+              .orElseThrow();
+      assertEquals("scontrol show job -d (GRES IDX on n1)", withGpu.attribution().get("gpu"));
+      // one call per job: the answers are cached, and lookups are not repeated while one runs
+      assertEquals(
+          List.of("101", "102", "103"),
+          Files.readAllLines(bin.resolve("asked")).stream().sorted().toList());
     }
   }
 

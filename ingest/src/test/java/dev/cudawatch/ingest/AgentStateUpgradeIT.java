@@ -14,6 +14,7 @@ import dev.cudawatch.ingest.files.FileIdentity;
 import dev.cudawatch.ingest.files.PositionStore;
 import dev.cudawatch.ingest.spool.SpoolCursor;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,6 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * are used exactly as written: they name the boot id and spool segments, which the test recreates.
  */
 class AgentStateUpgradeIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   private static final Path FIXTURE = Path.of("src/test/resources/upgrade/release-5be5e18");
   private static final String OLD_DIR = "/tmp/cw-fixture-5be5e18/logs/";
 
@@ -64,8 +68,8 @@ class AgentStateUpgradeIT {
     assertFalse(oldPositions.contains("\"format\""), "the fixture predates formats");
     assertEquals("1 1038", Files.readString(state.resolve("spool/cursor")).strip());
 
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-        var consumer = KernelLogRebootIT.consumer(broker)) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try (var consumer = KernelLogRebootIT.consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
           AgentSettings.builder()

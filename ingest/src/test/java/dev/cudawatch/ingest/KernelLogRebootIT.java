@@ -9,6 +9,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,6 +38,8 @@ import org.junit.jupiter.api.io.TempDir;
  * restart within a boot must not ship the ring buffer again.
  */
 class KernelLogRebootIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   private static final long BTIME_A = 1_763_800_000L;
   private static final long BTIME_B = 1_763_900_000L;
   private static final String BOOT_A = "6c3e1f0a-aaaa-4c1e-9d0e-000000000001";
@@ -53,8 +57,8 @@ class KernelLogRebootIT {
     Files.writeString(kmsg, records(lines));
 
     List<LogRecord> got = new ArrayList<>();
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-        var consumer = consumer(broker)) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try (var consumer = consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
           AgentSettings.builder()

@@ -11,6 +11,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,6 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
  * real {@code cudawatch run} hands its job to the command as {@code CUDAWATCH_JOB}.
  */
 class KernelPidJoinIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   @TempDir Path dir;
 
   @Test
@@ -64,8 +68,8 @@ class KernelPidJoinIT {
     Path kmsg = Files.createDirectories(dir.resolve("dev")).resolve("kmsg");
     Files.writeString(
         kmsg, "3,1,5000000,-;" + joinedLine + "\n" + "3,2,5000100,-;" + goneLine + "\n");
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-        KafkaConsumer<byte[], byte[]> consumer = KernelLogRebootIT.consumer(broker)) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try (KafkaConsumer<byte[], byte[]> consumer = KernelLogRebootIT.consumer(broker)) {
       broker.createTopics(Topics.ALL, 2);
       AgentSettings s =
           AgentSettings.builder()

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.Topics;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,9 +14,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -32,22 +31,11 @@ class RunDiagnosisIT {
   private static final Path SAMPLE =
       Path.of("..", "samples", "illegal_address_torch.log").toAbsolutePath().normalize();
 
-  @TempDir static Path shared;
-  private static EmbeddedKafkaBroker broker;
+  // a broker that is up: `run` has nothing of its own to say about shipping
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 1);
 
   @TempDir Path dir;
-
-  @BeforeAll
-  static void broker() throws IOException {
-    // a broker that is up: `run` has nothing of its own to say about shipping
-    broker = EmbeddedKafkaBroker.start(shared.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 1);
-  }
-
-  @AfterAll
-  static void stop() {
-    broker.close();
-  }
 
   @Test
   void aFailedJobEndsWithTheDiagnosisOnItsStderrAndKeepsItsStatus() throws Exception {
@@ -198,7 +186,7 @@ class RunDiagnosisIT {
             "--config",
             config.toString(),
             "--bootstrap-servers",
-            broker.bootstrapServers(),
+            BROKER.bootstrapServers(),
             "--drain-seconds=30"));
     cmd.addAll(List.of(opts));
     cmd.add("--");

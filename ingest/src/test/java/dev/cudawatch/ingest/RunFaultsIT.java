@@ -8,6 +8,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.testkit.Await;
 import dev.cudawatch.testkit.Tmpfs;
@@ -27,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -40,6 +42,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * its stderr: never the Kafka client's logging.
  */
 class RunFaultsIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   /** `run` waits 1 s for the pipes and 1 s for Kafka; the rest is a loaded machine's slack. */
   private static final Duration AFTER_CHILD = Duration.ofMillis(3_000);
 
@@ -166,46 +170,45 @@ class RunFaultsIT {
 
   @Test
   void sigtermToRunReachesTheJobAndItsEndIsRecorded() throws Exception {
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 1);
-      Path out = dir.resolve("run.out");
-      Process run =
-          start(
-              config(dir.resolve("spools")),
-              broker.bootstrapServers(),
-              List.of("sh", "-c", "echo started; exec sleep 600"),
-              out,
-              dir.resolve("run.err"),
-              Map.of(),
-              "--drain-seconds=10"); // a broker that is up: `run` leaves once all is shipped
-      Await.until(
-          "the job to start",
-          () -> Files.exists(out) ? Files.readString(out) : "",
-          s -> s.contains("started"),
-          Duration.ofSeconds(60));
-      run.destroy(); // SIGTERM to `run`, as Slurm and Kubernetes stop a job
-      assertTrue(run.waitFor(60, TimeUnit.SECONDS), "run ends once its job has ended");
-      assertEquals(128 + 15, run.exitValue(), "the job's status: killed by SIGTERM");
-      List<LogRecord> exits = new ArrayList<>();
-      for (byte[] b :
-          TopicReader.readUntil(
-              broker.bootstrapServers(),
-              Topics.LOGS,
-              got ->
-                  got.stream()
-                      .anyMatch(v -> new String(v, StandardCharsets.UTF_8).contains("\"EXIT\"")),
-              Duration.ZERO,
-              Duration.ofSeconds(60),
-              false)) {
-        LogRecord rec = WireJson.readLogRecord(b);
-        if (rec.kind() == RecordKind.EXIT) {
-          exits.add(rec);
-        }
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    broker.createTopics(Topics.ALL, 1);
+    Path out = dir.resolve("run.out");
+    Process run =
+        start(
+            config(dir.resolve("spools")),
+            broker.bootstrapServers(),
+            List.of("sh", "-c", "echo started; exec sleep 600"),
+            out,
+            dir.resolve("run.err"),
+            Map.of(),
+            "--drain-seconds=10"); // a broker that is up: `run` leaves once all is shipped
+    Await.until(
+        "the job to start",
+        () -> Files.exists(out) ? Files.readString(out) : "",
+        s -> s.contains("started"),
+        Duration.ofSeconds(60));
+    run.destroy(); // SIGTERM to `run`, as Slurm and Kubernetes stop a job
+    assertTrue(run.waitFor(60, TimeUnit.SECONDS), "run ends once its job has ended");
+    assertEquals(128 + 15, run.exitValue(), "the job's status: killed by SIGTERM");
+    List<LogRecord> exits = new ArrayList<>();
+    for (byte[] b :
+        TopicReader.readUntil(
+            broker.bootstrapServers(),
+            Topics.LOGS,
+            got ->
+                got.stream()
+                    .anyMatch(v -> new String(v, StandardCharsets.UTF_8).contains("\"EXIT\"")),
+            Duration.ZERO,
+            Duration.ofSeconds(60),
+            false)) {
+      LogRecord rec = WireJson.readLogRecord(b);
+      if (rec.kind() == RecordKind.EXIT) {
+        exits.add(rec);
       }
-      assertEquals(1, exits.size(), "one exit record");
-      assertTrue(
-          exits.get(0).text().endsWith("finished with signal=15 (SIGTERM)"), exits.get(0).text());
     }
+    assertEquals(1, exits.size(), "one exit record");
+    assertTrue(
+        exits.get(0).text().endsWith("finished with signal=15 (SIGTERM)"), exits.get(0).text());
   }
 
   /** What the job saw: its exit, its stdout, its stderr, and when it ended against when run did. */

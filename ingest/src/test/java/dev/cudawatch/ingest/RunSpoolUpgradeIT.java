@@ -11,6 +11,7 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.run.RunSpools;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.io.InputStream;
 import java.net.URI;
@@ -30,6 +31,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,6 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * /healthz} says ok (before: {@code spool-RUN-ID: stopped}, unhealthy for good).
  */
 class RunSpoolUpgradeIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   private static final Path FIXTURE = Path.of("src/test/resources/upgrade/release-61b97b9");
 
   @TempDir Path dir;
@@ -56,107 +60,106 @@ class RunSpoolUpgradeIT {
     }
     Path state = dir.resolve("state");
     Path runRoot = dir.resolve("var-tmp");
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 2);
-      AgentSettings s =
-          AgentSettings.builder()
-              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
-              .globs(List.of())
-              .stateDir(state.toString())
-              .kernelLog(null)
-              .gpuSampleIntervalMs(0)
-              .httpPort(0)
-              .runSpoolRoot(runRoot.toString())
-              .build();
-      try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC());
-          var c = consumer(broker.bootstrapServers())) {
-        agent.start(false);
-        c.subscribe(List.of(Topics.LOGS));
-        // the upgrade: the old release's spool is in the state directory (copied in while the
-        // agent runs, so the periodic scan is what finds it); it is old, as after an upgrade
-        Path old = state.resolve("spool-run");
-        copyTree(FIXTURE.resolve("spool-run"), old);
-        try (Stream<Path> runs = Files.list(old)) {
-          for (Path r : runs.toList()) {
-            Files.setLastModifiedTime(
-                r, FileTime.from(Clock.systemUTC().instant().minusSeconds(3600)));
-          }
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    broker.createTopics(Topics.ALL, 2);
+    AgentSettings s =
+        AgentSettings.builder()
+            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .globs(List.of())
+            .stateDir(state.toString())
+            .kernelLog(null)
+            .gpuSampleIntervalMs(0)
+            .httpPort(0)
+            .runSpoolRoot(runRoot.toString())
+            .build();
+    try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC());
+        var c = consumer(broker.bootstrapServers())) {
+      agent.start(false);
+      c.subscribe(List.of(Topics.LOGS));
+      // the upgrade: the old release's spool is in the state directory (copied in while the
+      // agent runs, so the periodic scan is what finds it); it is old, as after an upgrade
+      Path old = state.resolve("spool-run");
+      copyTree(FIXTURE.resolve("spool-run"), old);
+      try (Stream<Path> runs = Files.list(old)) {
+        for (Path r : runs.toList()) {
+          Files.setLastModifiedTime(
+              r, FileTime.from(Clock.systemUTC().instant().minusSeconds(3600)));
         }
-        // today's run, Kafka unreachable for it, finishing while the agent runs
-        Path runConfig = dir.resolve("run.yaml");
-        Files.writeString(
-            runConfig,
-            "kafka:\n  bootstrap_servers: 127.0.0.1:"
-                + EmbeddedKafkaBroker.freePort()
-                + "\nrun_spool_root: "
-                + runRoot
-                + "\n");
-        int code =
-            new picocli.CommandLine(new RunMain())
-                .setStopAtPositional(true)
-                .execute(
-                    "--config",
-                    runConfig.toString(),
-                    "--job",
-                    "new-job",
-                    "--drain-seconds",
-                    "1",
-                    "--",
-                    "sh",
-                    "-c",
-                    "echo new-line");
-        assertEquals(0, code);
-
-        List<LogRecord> got = new ArrayList<>();
-        Await.until(
-            "the old release's 3 lines and exit and the new run's line in Kafka",
-            () -> {
-              for (var r : c.poll(Duration.ofMillis(200))) {
-                got.add(WireJson.readLogRecord(r.value()));
-              }
-              return got;
-            },
-            g ->
-                g.stream().filter(r -> "old-job-1".equals(r.job())).count() >= 4
-                    && g.stream().anyMatch(r -> r.text().equals("new-line")),
-            Duration.ofSeconds(60));
-        List<LogRecord> oldRecords = got.stream().filter(r -> "old-job-1".equals(r.job())).toList();
-        assertEquals(
-            List.of("epoch 1 loss 0.91", "epoch 2 loss 0.52", "warning: slow"),
-            oldRecords.stream()
-                .filter(r -> r.kind() == RecordKind.LOG)
-                .map(LogRecord::text)
-                .sorted()
-                .toList());
-        assertTrue(
-            oldRecords.stream()
-                .anyMatch(r -> r.kind() == RecordKind.EXIT && r.text().contains("exit_code=3")));
-        for (LogRecord r : oldRecords) {
-          assertEquals(s.host(), r.host(), "this agent's host, not the segment's old-node");
-        }
-        Await.until(
-            "both spools removed",
-            () -> {
-              try (Stream<Path> l = Files.list(old)) {
-                return l.count() + RunSpools.all(runRoot).size();
-              } catch (Exception e) {
-                return -1L;
-              }
-            },
-            n -> n == 0,
-            Duration.ofSeconds(30));
-        assertEquals(2, agent.runSpools().adopted());
-        assertTrue(agent.runSpools().hostMismatches() >= 4, "old-node records were counted");
-        HttpResponse<String> health =
-            HttpClient.newHttpClient()
-                .send(
-                    HttpRequest.newBuilder(
-                            URI.create("http://127.0.0.1:" + agent.httpPort() + "/healthz"))
-                        .build(),
-                    HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, health.statusCode(), health.body());
-        assertEquals(Map.of(), agent.problems());
       }
+      // today's run, Kafka unreachable for it, finishing while the agent runs
+      Path runConfig = dir.resolve("run.yaml");
+      Files.writeString(
+          runConfig,
+          "kafka:\n  bootstrap_servers: 127.0.0.1:"
+              + EmbeddedKafkaBroker.freePort()
+              + "\nrun_spool_root: "
+              + runRoot
+              + "\n");
+      int code =
+          new picocli.CommandLine(new RunMain())
+              .setStopAtPositional(true)
+              .execute(
+                  "--config",
+                  runConfig.toString(),
+                  "--job",
+                  "new-job",
+                  "--drain-seconds",
+                  "1",
+                  "--",
+                  "sh",
+                  "-c",
+                  "echo new-line");
+      assertEquals(0, code);
+
+      List<LogRecord> got = new ArrayList<>();
+      Await.until(
+          "the old release's 3 lines and exit and the new run's line in Kafka",
+          () -> {
+            for (var r : c.poll(Duration.ofMillis(200))) {
+              got.add(WireJson.readLogRecord(r.value()));
+            }
+            return got;
+          },
+          g ->
+              g.stream().filter(r -> "old-job-1".equals(r.job())).count() >= 4
+                  && g.stream().anyMatch(r -> r.text().equals("new-line")),
+          Duration.ofSeconds(60));
+      List<LogRecord> oldRecords = got.stream().filter(r -> "old-job-1".equals(r.job())).toList();
+      assertEquals(
+          List.of("epoch 1 loss 0.91", "epoch 2 loss 0.52", "warning: slow"),
+          oldRecords.stream()
+              .filter(r -> r.kind() == RecordKind.LOG)
+              .map(LogRecord::text)
+              .sorted()
+              .toList());
+      assertTrue(
+          oldRecords.stream()
+              .anyMatch(r -> r.kind() == RecordKind.EXIT && r.text().contains("exit_code=3")));
+      for (LogRecord r : oldRecords) {
+        assertEquals(s.host(), r.host(), "this agent's host, not the segment's old-node");
+      }
+      Await.until(
+          "both spools removed",
+          () -> {
+            try (Stream<Path> l = Files.list(old)) {
+              return l.count() + RunSpools.all(runRoot).size();
+            } catch (Exception e) {
+              return -1L;
+            }
+          },
+          n -> n == 0,
+          Duration.ofSeconds(30));
+      assertEquals(2, agent.runSpools().adopted());
+      assertTrue(agent.runSpools().hostMismatches() >= 4, "old-node records were counted");
+      HttpResponse<String> health =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create("http://127.0.0.1:" + agent.httpPort() + "/healthz"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, health.statusCode(), health.body());
+      assertEquals(Map.of(), agent.problems());
     }
   }
 

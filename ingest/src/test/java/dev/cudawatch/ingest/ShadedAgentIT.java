@@ -14,6 +14,7 @@ import dev.cudawatch.ingest.kubelet.v1.ListPodResourcesResponse;
 import dev.cudawatch.ingest.kubelet.v1.PodResources;
 import dev.cudawatch.ingest.kubelet.v1.PodResourcesListerGrpc;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -39,6 +40,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -49,6 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  * List}, which GPU the pod holds. Every line arrives at a real broker, attributed to that GPU.
  */
 class ShadedAgentIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   static final Path LAUNCHER = Path.of("../bin/cudawatch");
   static final List<String> CODECS = List.of("lz4", "zstd", "snappy");
 
@@ -104,7 +108,8 @@ class ShadedAgentIT {
             .build()
             .start();
     List<Process> agents = new ArrayList<>();
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try {
       broker.createTopics(Topics.ALL, 1);
       Map<String, Path> logs = new LinkedHashMap<>();
       for (String codec : CODECS) {

@@ -104,7 +104,9 @@ class StreamSourcesTest {
 
   @Test
   void rankPrefixesBecomeRankMetadata() {
-    assertEquals(3, Agent.rankPrefix("[rank3]: Traceback (most recent call last):"));
-    assertNull(Agent.rankPrefix("[rankless]"));
+    assertEquals(
+        3,
+        dev.cudawatch.ingest.framing.RankPrefix.of("[rank3]: Traceback (most recent call last):"));
+    assertNull(dev.cudawatch.ingest.framing.RankPrefix.of("[rankless]"));
   }
 }

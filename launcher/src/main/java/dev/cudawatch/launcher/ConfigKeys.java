@@ -5,10 +5,10 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 /** The YAML keys of a typed configuration record: its components in snake_case. */
-final class ConfigKeys {
+public final class ConfigKeys {
   private ConfigKeys() {}
 
-  static Set<String> topLevel(Class<?> type) {
+  public static Set<String> topLevel(Class<?> type) {
     Set<String> keys = new LinkedHashSet<>();
     RecordComponent[] components = type.getRecordComponents();
     if (components != null) {

@@ -22,9 +22,9 @@ import java.util.Map;
  */
 public final class ConfigReference {
   /** A service: its name, its environment prefix and its configuration record. */
-  record Service(String name, String prefix, Class<?> type, String note) {}
+  public record Service(String name, String prefix, Class<?> type, String note) {}
 
-  static final List<Service> SERVICES =
+  public static final List<Service> SERVICES =
       List.of(
           new Service(
               "agent",
@@ -66,7 +66,7 @@ public final class ConfigReference {
     StringBuilder sb = new StringBuilder();
     sb.append("# Configuration reference\n\n")
         .append("<!-- generated from the configuration records by ConfigReference; do not edit:")
-        .append(" regenerate with ./mvnw -pl launcher -am test -Dtest=ConfigReferenceTest")
+        .append(" regenerate with ./mvnw -pl integration-tests -am test -Dtest=ConfigReferenceTest")
         .append(" -Dsurefire.failIfNoSpecifiedTests=false -Dgolden.update=true -->\n\n")
         .append("Every service reads one YAML file (`--config FILE`); every key is optional and")
         .append(" takes the default below when absent. An environment variable overrides a key:")

@@ -14,6 +14,7 @@ import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.spool.DiskSpool;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.ProcessorMain;
 import dev.cudawatch.processor.config.ProcessorSettings;
@@ -40,6 +41,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -54,6 +56,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the join (see below why there is one for the two jobs).
  */
 class AgentRecordingReplayIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   private static final Path RECORDING =
       Path.of("../diagnosis/src/test/resources/multigpu/agent-assert-rank1")
           .toAbsolutePath()
@@ -88,12 +92,11 @@ class AgentRecordingReplayIT {
       assertEquals(1, xids.get(k).gpu());
     }
 
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 2);
-      try (LocalFlinkJob flink = startJob(broker)) {
-        flink.awaitReady(Duration.ofSeconds(120));
-        replay(broker, records, lastRecorded);
-      }
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    broker.createTopics(Topics.ALL, 2);
+    try (LocalFlinkJob flink = startJob(broker)) {
+      flink.awaitReady(Duration.ofSeconds(120));
+      replay(broker, records, lastRecorded);
     }
   }
 

@@ -14,7 +14,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.config.ProcessorSettings;
 import java.nio.charset.StandardCharsets;
@@ -36,11 +36,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The whole job as wired, with {@code pipeline.generic-types: false}: every edge and every state of
@@ -62,19 +59,8 @@ class KryoFreeJobIT {
           + " MMU Fault: ENGINE GRAPHICS GPC1 GPCCLIENT_T1_8 faulted @ 0x7f53_cfe40000. Fault is of"
           + " type FAULT_PDE ACCESS_TYPE_VIRT_WRITE";
 
-  @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-  }
-
-  @AfterAll
-  static void stopBroker() {
-    broker.close();
-  }
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @Test
   void theProductionSettingsRefuseATypeThatWouldFallBackToKryo() {
@@ -183,7 +169,7 @@ class KryoFreeJobIT {
           "one root cause per failed job, from the job members' state: " + alerts);
       assertTrue(
           !TopicReader.readAll(
-                  broker.bootstrapServers(),
+                  BROKER.bootstrapServers(),
                   Topics.DEAD_LETTER,
                   1,
                   Duration.ZERO,
@@ -217,7 +203,7 @@ class KryoFreeJobIT {
       throws Exception {
     List<byte[]> got =
         TopicReader.readUntil(
-            broker.bootstrapServers(),
+            BROKER.bootstrapServers(),
             topic,
             done,
             Duration.ofSeconds(2),
@@ -276,8 +262,7 @@ class KryoFreeJobIT {
 
   private static ProcessorSettings settings(String group) {
     return ProcessorSettings.builder()
-        .kafka(
-            new KafkaSettings(broker == null ? "127.0.0.1:1" : broker.bootstrapServers(), Map.of()))
+        .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
         .groupId(group)
         .transactionalIdPrefix(group + "-" + System.nanoTime())
         .rules(List.of())
@@ -298,7 +283,7 @@ class KryoFreeJobIT {
   private static void produce(List<LogRecord> records, byte[]... junk) throws Exception {
     try (var p =
         new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()),
             new ByteArraySerializer(),
             new ByteArraySerializer())) {
       for (LogRecord r : records) {

@@ -13,7 +13,7 @@ import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.config.ProcessorSettings;
 import java.nio.charset.StandardCharsets;
@@ -32,8 +32,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,18 +47,9 @@ class ProcessorJobIT {
               .build());
 
   @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
 
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-  }
-
-  @AfterAll
-  static void stopBroker() {
-    broker.close();
-  }
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @Test
   void theRealOomTracebackBecomesAnIncidentAndAnAlertExactlyOnce() throws Exception {
@@ -133,7 +122,7 @@ class ProcessorJobIT {
       List<Alert> repeated = new ArrayList<>();
       for (byte[] b :
           TopicReader.readAll(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.ALERTS,
               4,
               Duration.ofSeconds(5),
@@ -193,7 +182,7 @@ class ProcessorJobIT {
       List<Incident> early = new ArrayList<>();
       for (byte[] b :
           TopicReader.readUntil(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.INCIDENTS,
               got -> hostsOf(got).stream().filter(skewedHosts::contains).count() == 12,
               Duration.ofSeconds(2),
@@ -216,7 +205,7 @@ class ProcessorJobIT {
       Map<String, Alert> fired = new java.util.TreeMap<>();
       for (byte[] b :
           TopicReader.readUntil(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.ALERTS,
               got -> repeatedHosts(got).containsAll(wanted),
               Duration.ofSeconds(3),
@@ -277,7 +266,7 @@ class ProcessorJobIT {
   private static void send(List<ProducerRecord<byte[], byte[]>> records) throws Exception {
     try (var p =
         new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()),
             new ByteArraySerializer(),
             new ByteArraySerializer())) {
       for (ProducerRecord<byte[], byte[]> r : records) {
@@ -315,7 +304,7 @@ class ProcessorJobIT {
       List<Incident> leaks = new ArrayList<>();
       for (byte[] b :
           TopicReader.readAll(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.INCIDENTS,
               1,
               Duration.ofSeconds(3),
@@ -421,7 +410,7 @@ class ProcessorJobIT {
           java.util.Set.of("LemonGpu", "CodeBug", "FleetErrorSpike", "JobSilentAfterError");
       for (byte[] b :
           TopicReader.readUntil(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.ALERTS,
               got ->
                   got.stream()
@@ -481,11 +470,11 @@ class ProcessorJobIT {
         .text(text);
   }
 
-  /** Starts the job on the MiniCluster against the broker, as its own consumer group. */
+  /** Starts the job on the MiniCluster against the BROKER.broker(), as its own consumer group. */
   private static JobClient startJob(String group, String... siteRules) throws Exception {
     ProcessorSettings s =
         ProcessorSettings.builder()
-            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
             .groupId(group)
             .transactionalIdPrefix(group + "-" + System.nanoTime())
             .rules(List.of(siteRules))
@@ -500,7 +489,7 @@ class ProcessorJobIT {
   private static void produce(List<LogRecord> records, byte[]... junk) throws Exception {
     try (var p =
         new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()),
             new ByteArraySerializer(),
             new ByteArraySerializer())) {
       for (LogRecord r : records) {
@@ -528,7 +517,7 @@ class ProcessorJobIT {
   private static List<byte[]> readCommitted(String topic, int expect) {
     // a little longer than needed, to catch a duplicate
     return TopicReader.readAll(
-        broker.bootstrapServers(),
+        BROKER.bootstrapServers(),
         topic,
         expect,
         Duration.ofSeconds(3),

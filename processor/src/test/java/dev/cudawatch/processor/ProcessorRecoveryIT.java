@@ -8,7 +8,7 @@ import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.testkit.Await;
@@ -32,8 +32,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,18 +53,9 @@ class ProcessorRecoveryIT {
               .build());
 
   @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
 
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-  }
-
-  @AfterAll
-  static void stopBroker() {
-    broker.close();
-  }
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @Test
   void killedMidStreamAndRestoredEveryAlertIsThereExactlyOnce() throws Exception {
@@ -89,7 +78,7 @@ class ProcessorRecoveryIT {
       int expectAlerts = HOSTS * 4 + 1;
       List<byte[]> read =
           TopicReader.readAll(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.ALERTS,
               expectAlerts,
               Duration.ofSeconds(5),
@@ -117,7 +106,7 @@ class ProcessorRecoveryIT {
   private static void writeFleet() {
     try (var p =
         new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()),
             new ByteArraySerializer(),
             new ByteArraySerializer())) {
       Instant t0 = Instant.parse("2026-11-22T03:00:00Z");
@@ -150,7 +139,7 @@ class ProcessorRecoveryIT {
   private static JobClient start(Path checkpoints, Path restoreFrom) throws Exception {
     ProcessorSettings s =
         ProcessorSettings.builder()
-            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
             .groupId("recovery-it")
             .parallelism(2)
             .checkpointIntervalMs(300L)

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.common.Topics;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -22,11 +23,14 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** {@code processor --submit} hands the job to a running cluster through its REST endpoint. */
 class ProcessorSubmitIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   @TempDir Path dir;
 
   @Test
@@ -35,14 +39,14 @@ class ProcessorSubmitIT {
     Configuration conf = new Configuration();
     conf.setString("rest.bind-port", "0");
     conf.setString("rest.bind-address", "127.0.0.1");
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-        MiniCluster cluster =
-            new MiniCluster(
-                new MiniClusterConfiguration.Builder()
-                    .setConfiguration(conf)
-                    .setNumTaskManagers(1)
-                    .setNumSlotsPerTaskManager(2)
-                    .build())) {
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    try (MiniCluster cluster =
+        new MiniCluster(
+            new MiniClusterConfiguration.Builder()
+                .setConfiguration(conf)
+                .setNumTaskManagers(1)
+                .setNumSlotsPerTaskManager(2)
+                .build())) {
       cluster.start();
       broker.createTopics(Topics.ALL, 1);
       // the MiniCluster runs in this JVM with the job's classes; the shipped jar can be empty

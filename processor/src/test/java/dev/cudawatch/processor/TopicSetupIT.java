@@ -4,11 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.Topics;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.processor.config.ProcessorSettings;
 import dev.cudawatch.processor.formats.InputSettings;
 import dev.cudawatch.testkit.Await;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -27,10 +26,8 @@ import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The job's topic setup on a real broker: a node whose clock is a year ahead can ship its lines
@@ -38,24 +35,18 @@ import org.junit.jupiter.api.io.TempDir;
  * producer auto-created with the default (CreateTime).
  */
 class TopicSetupIT {
-  @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-  }
-
-  @AfterAll
-  static void stopBroker() {
-    broker.close();
-  }
+  @RegisterExtension static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension();
 
   @Test
   void aLogsTopicMadeWithTheProducersClockIsFixedAndANodeAYearAheadCanShip() throws Exception {
     ProcessorSettings s =
-        ProcessorSettings.builder().bootstrapServers(broker.bootstrapServers()).build();
-    try (Admin admin = broker.admin()) {
+        ProcessorSettings.builder()
+            .kafka(
+                ProcessorSettings.defaults()
+                    .kafka()
+                    .withBootstrapServers(BROKER.bootstrapServers()))
+            .build();
+    try (Admin admin = BROKER.admin()) {
       // as auto-creation leaves it: CreateTime, so the broker judges the producer's clock
       admin
           .createTopics(List.of(new NewTopic(Topics.LOGS, 1, (short) 1)))
@@ -87,7 +78,7 @@ class TopicSetupIT {
     assertEquals(List.of(), again.created(), again.summary());
     assertEquals(List.of(), again.altered(), again.summary());
 
-    try (Admin admin = broker.admin()) {
+    try (Admin admin = BROKER.admin()) {
       ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, Topics.LOGS);
       assertEquals(
           "LogAppendTime",
@@ -133,7 +124,7 @@ class TopicSetupIT {
     return new KafkaProducer<>(
         Map.of(
             "bootstrap.servers",
-            broker.bootstrapServers(),
+            BROKER.bootstrapServers(),
             "retries",
             0,
             "delivery.timeout.ms",
@@ -149,7 +140,7 @@ class TopicSetupIT {
   private static ConsumerRecord<String, String> readOne(String topic) {
     try (KafkaConsumer<String, String> c =
         new KafkaConsumer<>(
-            Map.of("bootstrap.servers", broker.bootstrapServers(), "enable.auto.commit", false),
+            Map.of("bootstrap.servers", BROKER.bootstrapServers(), "enable.auto.commit", false),
             new StringDeserializer(),
             new StringDeserializer())) {
       TopicPartition tp = new TopicPartition(topic, 0);

@@ -1,6 +1,5 @@
 package dev.cudawatch.ingest.run;
 
-import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.attribution.GpuInventory;
 import dev.cudawatch.ingest.attribution.RankSources;
 import dev.cudawatch.ingest.attribution.RunAttribution;
@@ -20,7 +19,7 @@ import java.util.concurrent.TimeoutException;
  * thread, lines then ship with what is known, and later lines get the GPU once it comes.
  */
 public final class RunIdentity {
-  private final AgentSettings settings;
+  private final String host;
   private final Map<String, String> env;
   private final String jobFlag;
   private final String configuredJob;
@@ -35,7 +34,7 @@ public final class RunIdentity {
   private RunRecords withoutInventory;
 
   public RunIdentity(
-      AgentSettings settings,
+      String host,
       Map<String, String> env,
       String jobFlag,
       String configuredJob,
@@ -44,7 +43,7 @@ public final class RunIdentity {
       Clock clock,
       CompletableFuture<GpuInventory> inventory,
       Duration inventoryWait) {
-    this.settings = settings;
+    this.host = host;
     this.env = env;
     this.jobFlag = jobFlag;
     this.configuredJob = configuredJob;
@@ -99,7 +98,7 @@ public final class RunIdentity {
     }
     // the kernel names the process in its Xid lines (pid=...): the processor maps it to the job
     who.attribution().put("pid", String.valueOf(pid));
-    return new RunRecords(settings, who, runId, clock);
+    return new RunRecords(host, who, runId, clock);
   }
 
   /**

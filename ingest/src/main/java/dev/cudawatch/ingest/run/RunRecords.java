@@ -2,15 +2,15 @@ package dev.cudawatch.ingest.run;
 
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
-import dev.cudawatch.ingest.AgentSettings;
 import dev.cudawatch.ingest.attribution.RunAttribution;
 import dev.cudawatch.ingest.framing.FramedLine;
+import dev.cudawatch.ingest.framing.RankPrefix;
 import java.time.Clock;
 import java.util.List;
 
 /** The records of one wrapped job: its lines, per stream, and its exit. */
 public final class RunRecords {
-  private final AgentSettings settings;
+  private final String host;
   private final String job;
   private final Integer rank;
   private final Integer localRank;
@@ -21,8 +21,8 @@ public final class RunRecords {
   private final String runId;
   private final String source;
 
-  public RunRecords(AgentSettings settings, RunAttribution who, String runId, Clock clock) {
-    this.settings = settings;
+  public RunRecords(String host, RunAttribution who, String runId, Clock clock) {
+    this.host = host;
     this.runId = runId;
     this.job = who.job();
     this.rank = who.rank();
@@ -59,7 +59,7 @@ public final class RunRecords {
 
   private LogRecord.Builder base() {
     return LogRecord.builder()
-        .host(settings.host())
+        .host(host)
         .job(job)
         .localRank(localRank)
         .gpu(gpu)
@@ -71,6 +71,6 @@ public final class RunRecords {
 
   /** The rank of a torchrun {@code [rankN]:} prefix, or null. */
   static Integer rankPrefix(String text) {
-    return dev.cudawatch.ingest.Agent.rankPrefix(text);
+    return RankPrefix.of(text);
   }
 }

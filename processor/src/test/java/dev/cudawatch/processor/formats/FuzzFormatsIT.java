@@ -6,13 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.LogRecord;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.processor.formats.RecordFuzzer.Mutant;
 import dev.cudawatch.processor.formats.ShipperShapes.Line;
 import dev.cudawatch.processor.formats.ShipperShapes.Shape;
 import dev.cudawatch.processor.functions.ParseLogRecords;
 import dev.cudawatch.processor.records.RawRecord;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,11 +26,9 @@ import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Every input format fuzzed through the real job (MiniCluster, real broker): {@code fuzz.records}
@@ -52,18 +49,11 @@ class FuzzFormatsIT {
   static final int RECORDS = Integer.getInteger("fuzz.records", 1000);
   static final int GOOD_EVERY = 40;
 
-  @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
+  @RegisterExtension static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension();
 
   @BeforeAll
   static void start() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    ShapesJob.createTopics(broker);
-  }
-
-  @AfterAll
-  static void stop() {
-    broker.close();
+    ShapesJob.createTopics(BROKER.broker());
   }
 
   @Test
@@ -75,7 +65,7 @@ class FuzzFormatsIT {
     Set<String> goodStreams = new HashSet<>();
     Map<String, String> how = new HashMap<>();
     Map<Shape, int[]> perShape = new LinkedHashMap<>(); // {sent, unreadable}
-    JobClient job = ShapesJob.start(broker, "fuzz-it");
+    JobClient job = ShapesJob.start(BROKER.broker(), "fuzz-it");
     try {
       for (Shape shape : Shape.values()) {
         List<byte[]> values = new ArrayList<>();
@@ -108,7 +98,7 @@ class FuzzFormatsIT {
           }
         }
         List<Boolean> deadAtParse = parse(shape, values);
-        List<String> at = ShapesJob.produce(broker, ShapesJob.topic(shape), values);
+        List<String> at = ShapesJob.produce(BROKER.broker(), ShapesJob.topic(shape), values);
         int dead = 0;
         for (int i = 0; i < values.size(); i++) {
           how.put(at.get(i), shape + " #" + i + ": " + labels.get(i));
@@ -125,7 +115,9 @@ class FuzzFormatsIT {
 
       List<Incident> incidents =
           ShapesJob.incidents(
-              broker, got -> streams(got).containsAll(goodStreams), Duration.ofSeconds(120));
+              BROKER.broker(),
+              got -> streams(got).containsAll(goodStreams),
+              Duration.ofSeconds(120));
       Set<String> missing = new HashSet<>(goodStreams);
       missing.removeAll(streams(incidents));
       assertEquals(
@@ -135,7 +127,7 @@ class FuzzFormatsIT {
 
       List<DeadLetter> letters =
           ShapesJob.deadLetters(
-              broker,
+              BROKER.broker(),
               got ->
                   got.stream()
                       .map(DeadLetter::topic)

@@ -9,12 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cudawatch.common.wire.DeadLetter;
 import dev.cudawatch.common.wire.Incident;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.processor.formats.ShipperShapes.Shape;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.logs.v1.LogsData;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -26,7 +25,6 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -42,14 +40,12 @@ class PoisonRecordsIT {
 
   @RegisterExtension static final MiniClusterExtension FLINK = ShapesJob.miniCluster(REPORTER);
 
-  @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
+  @RegisterExtension static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension();
   static JobClient job;
 
   @BeforeAll
   static void start() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    ShapesJob.createTopics(broker);
+    ShapesJob.createTopics(BROKER.broker());
   }
 
   @AfterAll
@@ -57,7 +53,6 @@ class PoisonRecordsIT {
     if (job != null) {
       job.cancel().get();
     }
-    broker.close();
   }
 
   /** The bad records of a shape, each derived from a good record with the failure line. */
@@ -133,25 +128,27 @@ class PoisonRecordsIT {
   void poisonIsDeadLetteredOnceAndTheNextGoodRecordStillYieldsItsIncident(Shape shape)
       throws Exception {
     if (job == null) { // on the extension's MiniCluster, which its per-test context selects
-      job = ShapesJob.start(broker, "poison-it");
+      job = ShapesJob.start(BROKER.broker(), "poison-it");
     }
     List<byte[]> bad = poison(shape);
     String stream = "after-poison-" + shape.name().toLowerCase();
     List<byte[]> values = new ArrayList<>(bad);
     values.add(good(shape, stream, 1));
-    List<String> at = ShapesJob.produce(broker, ShapesJob.topic(shape), values);
+    List<String> at = ShapesJob.produce(BROKER.broker(), ShapesJob.topic(shape), values);
     List<String> badAt = at.subList(0, bad.size());
 
     List<Incident> incidents =
         ShapesJob.incidents(
-            broker, got -> got.stream().anyMatch(i -> mine(i, stream)), Duration.ofSeconds(90));
+            BROKER.broker(),
+            got -> got.stream().anyMatch(i -> mine(i, stream)),
+            Duration.ofSeconds(90));
     List<Incident> mine = incidents.stream().filter(i -> mine(i, stream)).toList();
     assertEquals(1, mine.size(), shape + ": the good record's one incident: " + mine);
     assertEquals(ShapesJob.FAILURE_CLASS, mine.get(0).incidentClass());
 
     List<DeadLetter> letters =
         ShapesJob.deadLetters(
-            broker,
+            BROKER.broker(),
             got ->
                 got.stream().map(DeadLetter::topic).collect(Collectors.toSet()).containsAll(badAt),
             Duration.ofSeconds(60));

@@ -11,6 +11,7 @@ import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.ProcessorMain;
 import dev.cudawatch.processor.config.ProcessorSettings;
@@ -39,6 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the Xid and the application's illegal memory access with the Xid's verdict.
  */
 class RsyslogShipperIT {
+  @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
   private static final Path RSYSLOGD = Path.of("/usr/sbin/rsyslogd");
   private static final Path OMKAFKA = Path.of("/usr/lib/x86_64-linux-gnu/rsyslog/omkafka.so");
   private static final Path CONF = Path.of("../deploy/shippers/rsyslog/cudawatch.conf");
@@ -58,99 +61,98 @@ class RsyslogShipperIT {
   @Test
   void kernelXidAndTrainingLogShippedByRsyslogBecomeIncidentsWithAVerdict() throws Exception {
     requireRsyslog();
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      List<String> topics = new ArrayList<>(Topics.ALL);
-      topics.add(TOPIC);
-      broker.createTopics(topics, 2);
-      Path kern = dir.resolve("dmesg");
-      Path log = dir.resolve("jobs/job-42/rank-3.log");
-      Files.createDirectories(log.getParent());
-      List<String> dmesg =
-          Files.readAllLines(GOLDEN.resolve("dmesg_nvrm_1.log")).stream()
-              .filter(l -> l.contains("GPU at PCI") || l.contains("): 13, "))
-              .toList();
-      Files.write(kern, dmesg);
-      Files.writeString(log, "step 0: starting\n");
-      Path conf = conf(broker.bootstrapServers(), kern, dir.resolve("jobs"));
-      ProcessBuilder rsyslogd =
-          new ProcessBuilder(
-                  RSYSLOGD.toString(),
-                  "-n",
-                  "-f",
-                  conf.toString(),
-                  "-i",
-                  dir.resolve("pid").toString())
-              .redirectErrorStream(true)
-              .redirectOutput(dir.resolve("rsyslogd.out").toFile());
-      // rsyslogd keeps the real clock, as a node's shipper does: under faketime (the suite's
-      // shifted-clock run) librdkafka's threads stall on the faked clock and ship nothing
-      rsyslogd
-          .environment()
-          .keySet()
-          .removeIf(k -> k.equals("LD_PRELOAD") || k.startsWith("FAKETIME"));
-      Process rsyslog = rsyslogd.start();
-      JobClient job = null;
-      try {
-        // rsyslog follows: the kernel lines are shipped, then the job fails in its log
-        Await.until(
-            "rsyslog shipping the kernel log to "
-                + TOPIC
-                + " (rsyslogd output: "
-                + dir.resolve("rsyslogd.out")
-                + ")",
-            () -> shipped(broker, TOPIC),
-            n -> n >= dmesg.size() + 1,
-            Duration.ofSeconds(60));
-        Files.write(
-            log,
-            Files.readAllLines(GOLDEN.resolve("illegal_address_torch.log")),
-            StandardOpenOption.APPEND);
-        job = startJob(broker);
-        List<Incident> incidents = new ArrayList<>();
-        TopicReader.readUntil(
-                broker.bootstrapServers(),
-                Topics.INCIDENTS,
-                got -> {
-                  incidents.clear();
-                  got.forEach(b -> incidents.add(incident(b)));
-                  return incidents.stream().anyMatch(i -> i.verdict() != null);
-                },
-                Duration.ofSeconds(2),
-                Duration.ofSeconds(90),
-                true)
-            .size();
-        Incident xid =
-            incidents.stream()
-                .filter(i -> "gpu_xid".equals(i.incidentClass()))
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no Xid incident: " + incidents));
-        assertEquals("gpu-node-7", xid.host());
-        assertEquals(13L, ((Number) xid.fields().get("xid")).longValue());
-        Incident judged =
-            incidents.stream()
-                .filter(i -> i.verdict() != null)
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no verdict: " + incidents));
-        assertEquals("illegal_memory_access", judged.incidentClass());
-        assertEquals("application_fault", judged.verdict(), "Xid 13 beside it: the application");
-        assertEquals("gpu-node-7", judged.host());
-        assertEquals("job-42", judged.job(), "the job from the path pattern");
-        assertEquals(3L, ((Number) judged.fields().get("rank")).longValue());
-        assertEquals(
-            "/tmp/capture/cases/illegal_triton2.py:13",
-            judged.fields().get("user_frame"),
-            "the traceback regrouped from one record per line");
-        assertTrue(
-            incidents.stream().noneMatch(i -> "step 0: starting".equals(i.summary())),
-            "the training log's other lines raise nothing");
-      } finally {
-        if (job != null) {
-          job.cancel().get();
-        }
-        rsyslog.destroy();
-        if (!rsyslog.waitFor(20, TimeUnit.SECONDS)) {
-          rsyslog.destroyForcibly();
-        }
+    EmbeddedKafkaBroker broker = KAFKA.broker();
+    List<String> topics = new ArrayList<>(Topics.ALL);
+    topics.add(TOPIC);
+    broker.createTopics(topics, 2);
+    Path kern = dir.resolve("dmesg");
+    Path log = dir.resolve("jobs/job-42/rank-3.log");
+    Files.createDirectories(log.getParent());
+    List<String> dmesg =
+        Files.readAllLines(GOLDEN.resolve("dmesg_nvrm_1.log")).stream()
+            .filter(l -> l.contains("GPU at PCI") || l.contains("): 13, "))
+            .toList();
+    Files.write(kern, dmesg);
+    Files.writeString(log, "step 0: starting\n");
+    Path conf = conf(broker.bootstrapServers(), kern, dir.resolve("jobs"));
+    ProcessBuilder rsyslogd =
+        new ProcessBuilder(
+                RSYSLOGD.toString(),
+                "-n",
+                "-f",
+                conf.toString(),
+                "-i",
+                dir.resolve("pid").toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("rsyslogd.out").toFile());
+    // rsyslogd keeps the real clock, as a node's shipper does: under faketime (the suite's
+    // shifted-clock run) librdkafka's threads stall on the faked clock and ship nothing
+    rsyslogd
+        .environment()
+        .keySet()
+        .removeIf(k -> k.equals("LD_PRELOAD") || k.startsWith("FAKETIME"));
+    Process rsyslog = rsyslogd.start();
+    JobClient job = null;
+    try {
+      // rsyslog follows: the kernel lines are shipped, then the job fails in its log
+      Await.until(
+          "rsyslog shipping the kernel log to "
+              + TOPIC
+              + " (rsyslogd output: "
+              + dir.resolve("rsyslogd.out")
+              + ")",
+          () -> shipped(broker, TOPIC),
+          n -> n >= dmesg.size() + 1,
+          Duration.ofSeconds(60));
+      Files.write(
+          log,
+          Files.readAllLines(GOLDEN.resolve("illegal_address_torch.log")),
+          StandardOpenOption.APPEND);
+      job = startJob(broker);
+      List<Incident> incidents = new ArrayList<>();
+      TopicReader.readUntil(
+              broker.bootstrapServers(),
+              Topics.INCIDENTS,
+              got -> {
+                incidents.clear();
+                got.forEach(b -> incidents.add(incident(b)));
+                return incidents.stream().anyMatch(i -> i.verdict() != null);
+              },
+              Duration.ofSeconds(2),
+              Duration.ofSeconds(90),
+              true)
+          .size();
+      Incident xid =
+          incidents.stream()
+              .filter(i -> "gpu_xid".equals(i.incidentClass()))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no Xid incident: " + incidents));
+      assertEquals("gpu-node-7", xid.host());
+      assertEquals(13L, ((Number) xid.fields().get("xid")).longValue());
+      Incident judged =
+          incidents.stream()
+              .filter(i -> i.verdict() != null)
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no verdict: " + incidents));
+      assertEquals("illegal_memory_access", judged.incidentClass());
+      assertEquals("application_fault", judged.verdict(), "Xid 13 beside it: the application");
+      assertEquals("gpu-node-7", judged.host());
+      assertEquals("job-42", judged.job(), "the job from the path pattern");
+      assertEquals(3L, ((Number) judged.fields().get("rank")).longValue());
+      assertEquals(
+          "/tmp/capture/cases/illegal_triton2.py:13",
+          judged.fields().get("user_frame"),
+          "the traceback regrouped from one record per line");
+      assertTrue(
+          incidents.stream().noneMatch(i -> "step 0: starting".equals(i.summary())),
+          "the training log's other lines raise nothing");
+    } finally {
+      if (job != null) {
+        job.cancel().get();
+      }
+      rsyslog.destroy();
+      if (!rsyslog.waitFor(20, TimeUnit.SECONDS)) {
+        rsyslog.destroyForcibly();
       }
     }
   }

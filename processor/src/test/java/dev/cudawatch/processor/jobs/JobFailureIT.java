@@ -11,7 +11,7 @@ import dev.cudawatch.common.wire.JobFailure;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireFormatException;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.kafka.embedded.TopicReader;
 import dev.cudawatch.processor.ProcessorMain;
 import dev.cudawatch.processor.config.ProcessorSettings;
@@ -32,14 +32,11 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The simulator's 16-rank job on two hosts, through the real pipeline (MiniCluster, parallelism 2,
@@ -61,19 +58,8 @@ class JobFailureIT {
   private static final Instant T0 = Instant.parse("2026-11-22T03:00:00Z");
   private static final String JOB = "train-77";
 
-  @TempDir static Path dir;
-  static EmbeddedKafkaBroker broker;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-  }
-
-  @AfterAll
-  static void stopBroker() {
-    broker.close();
-  }
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @Test
   @Order(1)
@@ -86,7 +72,7 @@ class JobFailureIT {
             placement, 11, "illegal_memory_access", T0.toEpochMilli(), 60_000, 14);
     JobClient job = startJob();
     try {
-      try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), 14)) {
+      try (KafkaOutput out = new KafkaOutput(BROKER.bootstrapServers(), 14)) {
         sim.run(out);
       }
       // the job's 16 incidents are committed, so the grouping operator has seen them all
@@ -114,7 +100,7 @@ class JobFailureIT {
       List<JobFailure> failures = new ArrayList<>();
       for (byte[] b :
           TopicReader.readAll(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.JOB_FAILURES,
               1,
               Duration.ofSeconds(5),
@@ -193,7 +179,7 @@ class JobFailureIT {
     Instant t0 = T0.plus(Duration.ofDays(1));
     JobClient job = startJob();
     try {
-      try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), 21)) {
+      try (KafkaOutput out = new KafkaOutput(BROKER.bootstrapServers(), 21)) {
         for (int k = 0; k < lines.size(); k++) {
           out.accept(
               new SimLine(
@@ -211,7 +197,7 @@ class JobFailureIT {
       JobFailure f = null;
       for (byte[] b :
           TopicReader.readUntil(
-              broker.bootstrapServers(),
+              BROKER.bootstrapServers(),
               Topics.JOB_FAILURES,
               got -> got.stream().anyMatch(x -> new String(x).contains(jobName)),
               Duration.ofSeconds(3),
@@ -258,7 +244,7 @@ class JobFailureIT {
 
   /** Moves the fleet's event time on: a host OOM on another node at {@code at}. */
   private static void laterKernelLineElsewhere(Instant at, long seed) {
-    try (KafkaOutput out = new KafkaOutput(broker.bootstrapServers(), seed)) {
+    try (KafkaOutput out = new KafkaOutput(BROKER.bootstrapServers(), seed)) {
       out.accept(
           new SimLine(
               at.toEpochMilli(),
@@ -295,7 +281,7 @@ class JobFailureIT {
     List<T> out = new ArrayList<>();
     for (byte[] b :
         TopicReader.readUntil(
-            broker.bootstrapServers(),
+            BROKER.bootstrapServers(),
             topic,
             got -> done.test(decode(got, reader)),
             quiet,
@@ -329,7 +315,7 @@ class JobFailureIT {
   private static JobClient startJob() throws Exception {
     ProcessorSettings s =
         ProcessorSettings.builder()
-            .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+            .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
             .groupId("job-failure-it")
             .transactionalIdPrefix("job-failure-it-" + System.nanoTime())
             .rules(List.of())
