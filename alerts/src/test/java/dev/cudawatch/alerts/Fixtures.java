@@ -11,28 +11,22 @@ final class Fixtures {
   private Fixtures() {}
 
   static Incident incident(String id, String cls, String host, String job, Instant t) {
-    return new Incident(
-        1,
-        id,
-        cls,
-        true,
-        null,
-        1,
-        "error",
-        "application",
-        "sig",
-        Map.of("gpu", 0L),
-        "summary of " + id,
-        "why",
-        List.of("do this"),
-        host,
-        job,
-        "/logs/x.log",
-        7,
-        "rec-" + id,
-        t,
-        t,
-        List.of("line"),
-        null);
+    return Incident.builder(id, cls)
+        .severity("error")
+        .suspect("application")
+        .signature("sig")
+        .fields(Map.of("gpu", 0L))
+        .summary("summary of " + id)
+        .explanation("why")
+        .nextSteps(List.of("do this"))
+        .host(host)
+        .job(job)
+        .source("/logs/x.log")
+        .line(7)
+        .firstRecordId("rec-" + id)
+        .eventTime(t)
+        .detectedTime(t)
+        .excerpt(List.of("line"))
+        .build();
   }
 }

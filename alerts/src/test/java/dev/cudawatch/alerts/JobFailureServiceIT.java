@@ -3,7 +3,6 @@ package dev.cudawatch.alerts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.alerts.http.Health;
@@ -15,12 +14,12 @@ import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.HeadlessChromium;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -31,18 +30,12 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.JavascriptExecutor;
-import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
  * Failed jobs through a real broker (transactional, read_committed as the processor writes them) to
@@ -53,8 +46,6 @@ import org.openqa.selenium.chrome.ChromeOptions;
 class JobFailureServiceIT {
   @RegisterExtension static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
 
-  private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-  private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
   private static final String JOB = "train-31";
   private static final String HOSTILE = "rank 1 logged <script>alert('pwned')</script>";
 
@@ -199,14 +190,7 @@ class JobFailureServiceIT {
 
   /** What a person sees: the section's text, the hostile line as text, the way to the root. */
   private void inChromium(String base) {
-    if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
-      String why = "needs Debian's chromium and chromium-driver";
-      if ("true".equals(System.getenv("CI"))) {
-        fail(why + ": .ci/run installs them");
-      }
-      Assumptions.abort(why);
-    }
-    WebDriver b = chromium();
+    WebDriver b = HeadlessChromium.start(dir);
     try {
       b.get(base + "/incident?id=t0");
       assertEquals("rank 1 on node-2, GPU 1", b.findElement(By.id("culprit")).getText());
@@ -225,49 +209,13 @@ class JobFailureServiceIT {
       assertEquals("ranks 0, 2, 3 timed out waiting in ALLREDUCE #31", items.get(0));
       assertEquals(HOSTILE, items.get(2), "the hostile line is text");
       assertTrue(b.findElements(By.tagName("script")).isEmpty(), "no script element");
-      navigate(b, b.findElement(By.id("job-root-link")));
+      HeadlessChromium.navigate(b, b.findElement(By.id("job-root-link")));
       assertTrue(b.getCurrentUrl().endsWith("/incident?id=root"), b.getCurrentUrl());
       assertTrue(b.findElement(By.id("job-root")).getText().startsWith("this incident"));
       assertTrue(b.findElements(By.id("job-root-link")).isEmpty());
     } finally {
       b.quit();
     }
-  }
-
-  /** Clicks a link and waits until the page it leads to has loaded (see IncidentPageIT). */
-  private static void navigate(WebDriver b, WebElement target) {
-    WebElement old = b.findElement(By.tagName("html"));
-    target.click();
-    Await.until(
-        "the next page after the click",
-        () -> {
-          try {
-            old.isEnabled(); // throws once the old document is gone
-            return false;
-          } catch (StaleElementReferenceException gone) {
-            return "complete"
-                .equals(((JavascriptExecutor) b).executeScript("return document.readyState"));
-          }
-        },
-        Duration.ofSeconds(60));
-  }
-
-  private WebDriver chromium() {
-    ChromeOptions o = new ChromeOptions();
-    o.setBinary(CHROMIUM.toFile());
-    o.addArguments(
-        "--headless=new",
-        "--no-sandbox", // root in CI containers
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1280,1500",
-        "--user-data-dir=" + dir.resolve("chromium-profile").toAbsolutePath());
-    ChromeDriverService service =
-        new ChromeDriverService.Builder()
-            .usingDriverExecutable(CHROMEDRIVER.toFile())
-            .usingAnyFreePort()
-            .build();
-    return new ChromeDriver(service, o);
   }
 
   private void assertBad(String url, String reason) throws Exception {

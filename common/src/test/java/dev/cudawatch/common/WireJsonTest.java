@@ -52,29 +52,24 @@ class WireJsonTest {
     assertEquals("n1:/l.log#9:1@x@42", r.id());
 
     Incident i =
-        new Incident(
-            1,
-            "id",
-            "cuda_oom",
-            true,
-            null,
-            2,
-            "error",
-            "application",
-            "s",
-            Map.of("gpu", 0),
-            "sum",
-            "why",
-            List.of("do"),
-            "n1",
-            "j",
-            "/l.log",
-            7,
-            "rid",
-            T,
-            T,
-            List.of("line"),
-            null);
+        Incident.builder("id", "cuda_oom")
+            .count(2)
+            .severity("error")
+            .suspect("application")
+            .signature("s")
+            .fields(Map.of("gpu", 0))
+            .summary("sum")
+            .explanation("why")
+            .nextSteps(List.of("do"))
+            .host("n1")
+            .job("j")
+            .source("/l.log")
+            .line(7)
+            .firstRecordId("rid")
+            .eventTime(T)
+            .detectedTime(T)
+            .excerpt(List.of("line"))
+            .build();
     String ij = WireJson.toJson(i);
     assertTrue(ij.contains("\"class\":\"cuda_oom\"") && ij.contains("\"next_steps\":[\"do\"]"), ij);
     assertEquals(i.id(), WireJson.readIncident(ij.getBytes(StandardCharsets.UTF_8)).id());

@@ -3,7 +3,6 @@ package dev.cudawatch.launcher;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.cudawatch.common.config.KafkaSettings;
@@ -12,6 +11,7 @@ import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.ship.Shipper;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.HeadlessChromium;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -27,18 +27,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
-import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.Select;
 
 /**
@@ -50,8 +45,6 @@ import org.openqa.selenium.support.ui.Select;
  * the README's docs/incident-page.png).
  */
 class IncidentPageIT {
-  private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-  private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
   private static final String HOST = "gpu-node-7";
   private static final String JOB = "train-77";
   private static final String HOSTILE = "<script>alert('pwned')</script>";
@@ -61,7 +54,7 @@ class IncidentPageIT {
 
   @Test
   void aPersonFiltersOpensAnIncidentAndReadsWhatToDo() throws Exception {
-    requireChromium();
+    HeadlessChromium.require();
     Path logs = dir.resolve("logs");
     var options =
         new LocalCluster.Options(
@@ -83,7 +76,7 @@ class IncidentPageIT {
                 && all.contains("\"job\":\"" + JOB + "\"");
           });
 
-      WebDriver browser = chromium();
+      WebDriver browser = HeadlessChromium.start(dir);
       try {
         // the list: every incident, then only the training job's
         browser.get(base + "/");
@@ -95,7 +88,7 @@ class IncidentPageIT {
             "rgba(246, 247, 249, 1)",
             browser.findElement(By.tagName("body")).getCssValue("background-color"));
         type(browser, "job", JOB);
-        navigate(browser, browser.findElement(By.id("apply")));
+        HeadlessChromium.navigate(browser, browser.findElement(By.id("apply")));
         List<WebElement> rows = browser.findElements(By.cssSelector("tr.incident"));
         assertTrue(rows.size() >= 2 && rows.size() < all, "rows of " + JOB + ": " + rows.size());
         for (WebElement r : rows) {
@@ -104,7 +97,7 @@ class IncidentPageIT {
         assertTrue(browser.getCurrentUrl().contains("job=" + JOB));
 
         // rank 0's OOM: what happened, why, what to do, the GPU and the job's other rank
-        navigate(browser, browser.findElement(By.linkText("CUDA out of memory")));
+        HeadlessChromium.navigate(browser, browser.findElement(By.linkText("CUDA out of memory")));
         assertEquals("CUDA out of memory", text(browser, "class-title"));
         assertTrue(text(browser, "explanation").contains("200"), text(browser, "explanation"));
         List<WebElement> steps = browser.findElements(By.cssSelector("#next-steps li"));
@@ -126,10 +119,10 @@ class IncidentPageIT {
         type(browser, "host", agentHost(base));
         new Select(browser.findElement(By.name("class"))).selectByVisibleText("CUDA out of memory");
         type(browser, "since", "1h");
-        navigate(browser, browser.findElement(By.id("apply")));
+        HeadlessChromium.navigate(browser, browser.findElement(By.id("apply")));
         List<WebElement> oom = browser.findElements(By.cssSelector("tr.incident"));
         assertEquals(1, oom.size(), "the file's OOM alone");
-        navigate(browser, oom.get(0).findElement(By.tagName("a")));
+        HeadlessChromium.navigate(browser, oom.get(0).findElement(By.tagName("a")));
         assertTrue(text(browser, "excerpt").contains(HOSTILE), text(browser, "excerpt"));
         assertTrue(browser.findElements(By.tagName("script")).isEmpty(), "no script element");
         assertTrue(text(browser, "facts").contains("job-1234.log"));
@@ -213,27 +206,6 @@ class IncidentPageIT {
     throw new AssertionError("no incident of job-1234.log");
   }
 
-  /**
-   * Clicks a link or submit button and waits until the page it leads to has loaded. A click returns
-   * before the navigation it starts may have committed: on a loaded machine the rows counted next
-   * were the old page's (the unfiltered list's four, not the filtered one).
-   */
-  private static void navigate(WebDriver b, WebElement target) {
-    WebElement old = b.findElement(By.tagName("html"));
-    target.click();
-    await(
-        "the next page after the click",
-        () -> {
-          try {
-            old.isEnabled(); // throws once the old document is gone
-            return false;
-          } catch (StaleElementReferenceException gone) {
-            return "complete"
-                .equals(((JavascriptExecutor) b).executeScript("return document.readyState"));
-          }
-        });
-  }
-
   private static void type(WebDriver b, String name, String value) {
     WebElement e = b.findElement(By.name(name));
     e.clear();
@@ -242,37 +214,6 @@ class IncidentPageIT {
 
   private static String text(WebDriver b, String id) {
     return b.findElement(By.id(id)).getText();
-  }
-
-  /** Debian's headless Chromium through its own chromedriver: nothing is downloaded. */
-  private WebDriver chromium() {
-    ChromeOptions o = new ChromeOptions();
-    o.setBinary(CHROMIUM.toFile());
-    o.addArguments(
-        "--headless=new",
-        "--no-sandbox", // root in CI containers
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--window-size=1280,1500",
-        "--user-data-dir=" + dir.resolve("chromium-profile").toAbsolutePath());
-    ChromeDriverService service =
-        new ChromeDriverService.Builder()
-            .usingDriverExecutable(CHROMEDRIVER.toFile())
-            .usingAnyFreePort()
-            .build();
-    return new ChromeDriver(service, o);
-  }
-
-  /** Fails in CI (CI=true), skips elsewhere, when Chromium or its driver is not installed. */
-  private static void requireChromium() {
-    if (Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER)) {
-      return;
-    }
-    String why = "needs Debian's chromium and chromium-driver (" + CHROMIUM + ", " + CHROMEDRIVER;
-    if ("true".equals(System.getenv("CI"))) {
-      fail(why + "): .ci/run installs them");
-    }
-    Assumptions.abort(why + ")");
   }
 
   private String get(String url) {

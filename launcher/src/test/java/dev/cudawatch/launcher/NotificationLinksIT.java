@@ -3,13 +3,13 @@ package dev.cudawatch.launcher;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.cudawatch.alerts.RealBinaries;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.testkit.Await;
+import dev.cudawatch.testkit.HeadlessChromium;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -30,14 +30,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
  * Issue 33's promise, on real parts: an OOM in a watched log goes through the local pipeline to a
@@ -47,8 +43,6 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * link to the page with the root cause and the next steps, and the runbook link to its class.
  */
 class NotificationLinksIT {
-  private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
-  private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
   private static final Pattern INCIDENT_LINK =
       Pattern.compile("http://127\\.0\\.0\\.1:\\d+/incident\\?id=[^\\s|\"<>\\\\]+");
 
@@ -59,7 +53,7 @@ class NotificationLinksIT {
   @Test
   void everyMessageLinksTheIncidentPageAndChromiumFollowsIt() throws Exception {
     Path amBin = RealBinaries.require("prometheus-alertmanager");
-    requireChromium();
+    HeadlessChromium.require();
     HttpServer receivers = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     for (String r : List.of("webhook", "slack", "pagerduty", "opsgenie")) {
       received.put(r, new CopyOnWriteArrayList<>());
@@ -132,7 +126,7 @@ class NotificationLinksIT {
       assertTrue(opsgenie.contains("Root cause: CUDA out of memory (cuda_oom)"), opsgenie);
       assertTrue(opsgenie.contains("Next step: "), opsgenie);
 
-      WebDriver browser = chromium();
+      WebDriver browser = HeadlessChromium.start(dir);
       try {
         browser.get(link);
         assertEquals("CUDA out of memory", browser.findElement(By.id("class-title")).getText());
@@ -198,36 +192,6 @@ class NotificationLinksIT {
         .redirectErrorStream(true)
         .redirectOutput(dir.resolve("am/alertmanager.log").toFile())
         .start();
-  }
-
-  /** Debian's headless Chromium through its own chromedriver: nothing is downloaded. */
-  private WebDriver chromium() {
-    ChromeOptions o = new ChromeOptions();
-    o.setBinary(CHROMIUM.toFile());
-    o.addArguments(
-        "--headless=new",
-        "--no-sandbox", // root in CI containers
-        "--disable-dev-shm-usage",
-        "--disable-gpu",
-        "--user-data-dir=" + dir.resolve("chromium-profile").toAbsolutePath());
-    ChromeDriverService service =
-        new ChromeDriverService.Builder()
-            .usingDriverExecutable(CHROMEDRIVER.toFile())
-            .usingAnyFreePort()
-            .build();
-    return new ChromeDriver(service, o);
-  }
-
-  /** Fails in CI (CI=true), skips elsewhere, when Chromium or its driver is not installed. */
-  private static void requireChromium() {
-    if (Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER)) {
-      return;
-    }
-    String why = "needs Debian's chromium and chromium-driver";
-    if ("true".equals(System.getenv("CI"))) {
-      fail(why);
-    }
-    Assumptions.abort(why);
   }
 
   private String get(String url) {

@@ -147,28 +147,22 @@ class GpuHealthStoreTest {
   }
 
   private static Incident incident(String host, Map<String, Object> fields) {
-    return new Incident(
-        1,
-        "i",
-        "gpu_xid",
-        true,
-        null,
-        1,
-        "critical",
-        "hardware",
-        "sig",
-        fields,
-        "s",
-        "e",
-        List.of(),
-        host,
-        "j",
-        "kern.log",
-        1,
-        "r",
-        T0,
-        T0,
-        List.of(),
-        null);
+    return Incident.builder("i", "gpu_xid")
+        .severity("critical")
+        .suspect("hardware")
+        .signature("sig")
+        .fields(fields)
+        .summary("s")
+        .explanation("e")
+        .nextSteps(List.of())
+        .host(host)
+        .job("j")
+        .source("kern.log")
+        .line(1)
+        .firstRecordId("r")
+        .eventTime(T0)
+        .detectedTime(T0)
+        .excerpt(List.of())
+        .build();
   }
 }

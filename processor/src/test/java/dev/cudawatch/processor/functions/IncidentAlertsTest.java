@@ -12,29 +12,24 @@ import org.junit.jupiter.api.Test;
 
 class IncidentAlertsTest {
   private static Incident incident(String id, boolean root, String severity) {
-    return new Incident(
-        1,
-        id,
-        "cuda_oom",
-        root,
-        root ? null : "r",
-        1,
-        severity,
-        "application",
-        "s",
-        Map.of(),
-        "sum",
-        "exp",
-        List.of("step"),
-        "node-1",
-        "job-1",
-        "/l",
-        3,
-        "rid",
-        Records.T0,
-        Records.T0,
-        List.of(),
-        null);
+    return Incident.builder(id, "cuda_oom")
+        .root(root, root ? null : "r")
+        .severity(severity)
+        .suspect("application")
+        .signature("s")
+        .fields(Map.of())
+        .summary("sum")
+        .explanation("exp")
+        .nextSteps(List.of("step"))
+        .host("node-1")
+        .job("job-1")
+        .source("/l")
+        .line(3)
+        .firstRecordId("rid")
+        .eventTime(Records.T0)
+        .detectedTime(Records.T0)
+        .excerpt(List.of())
+        .build();
   }
 
   private static List<Alert> run(Incident i) {

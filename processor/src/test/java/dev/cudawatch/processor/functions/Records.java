@@ -58,28 +58,22 @@ final class Records {
 
   static Incident incident(String id, String cls, String host, Map<String, Object> fields, long t) {
     Instant at = Instant.ofEpochMilli(t);
-    return new Incident(
-        1,
-        id,
-        cls,
-        true,
-        null,
-        1,
-        "error",
-        "application",
-        "s",
-        fields,
-        "s",
-        "e",
-        List.of("the catalog's step"),
-        host,
-        "job",
-        "/l",
-        1,
-        "rec-" + id,
-        at,
-        at,
-        List.of(),
-        null);
+    return Incident.builder(id, cls)
+        .severity("error")
+        .suspect("application")
+        .signature("s")
+        .fields(fields)
+        .summary("s")
+        .explanation("e")
+        .nextSteps(List.of("the catalog's step"))
+        .host(host)
+        .job("job")
+        .source("/l")
+        .line(1)
+        .firstRecordId("rec-" + id)
+        .eventTime(at)
+        .detectedTime(at)
+        .excerpt(List.of())
+        .build();
   }
 }

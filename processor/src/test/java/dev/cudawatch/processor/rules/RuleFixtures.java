@@ -26,29 +26,24 @@ final class RuleFixtures {
       long t,
       boolean root) {
     Instant at = Instant.ofEpochMilli(t);
-    return new Incident(
-        1,
-        id,
-        cls,
-        root,
-        root ? null : "r",
-        1,
-        "error",
-        "application",
-        "s",
-        fields,
-        "s",
-        "e",
-        List.of(),
-        host,
-        job,
-        "/l",
-        1,
-        "rec-" + id,
-        at,
-        at,
-        List.of(),
-        null);
+    return Incident.builder(id, cls)
+        .root(root, root ? null : "r")
+        .severity("error")
+        .suspect("application")
+        .signature("s")
+        .fields(fields)
+        .summary("s")
+        .explanation("e")
+        .nextSteps(List.of())
+        .host(host)
+        .job(job)
+        .source("/l")
+        .line(1)
+        .firstRecordId("rec-" + id)
+        .eventTime(at)
+        .detectedTime(at)
+        .excerpt(List.of())
+        .build();
   }
 
   static List<RuleEvent> match(RuleSet rules, Incident i) {
