@@ -14,6 +14,7 @@ import dev.cudawatch.alerts.store.GpuHealthStore;
 import dev.cudawatch.alerts.store.IncidentStore;
 import dev.cudawatch.alerts.store.JobFailureStore;
 import dev.cudawatch.common.http.WebConfig;
+import dev.cudawatch.common.lifecycle.Uninterruptibly;
 import dev.cudawatch.common.wire.Action;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
@@ -21,6 +22,7 @@ import dev.cudawatch.common.wire.WireJson;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Clock;
+import java.time.Duration;
 
 /**
  * The alerts service: consumes incidents, alerts, the GPU health ledger's recommendations and
@@ -179,10 +181,10 @@ public final class AlertsService implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     if (consumer != null) {
       consumer.close();
-      consumerThread.join(10_000);
+      Uninterruptibly.join(consumerThread, Duration.ofSeconds(10));
     }
     if (http != null) {
       http.close();

@@ -85,7 +85,10 @@ class AgentMetricsIT {
   private static String scrape(AgentMetrics m) {
     try {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
-      new PrometheusTextFormatWriter(false).write(out, m.registry().scrape());
+      PrometheusTextFormatWriter.builder()
+          .setIncludeCreatedTimestamps(false)
+          .build()
+          .write(out, m.registry().scrape());
       return out.toString(StandardCharsets.UTF_8);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);

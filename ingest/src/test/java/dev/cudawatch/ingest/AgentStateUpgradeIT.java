@@ -161,7 +161,7 @@ class AgentStateUpgradeIT {
   private static String onThisMachine(String positions, Path logs) throws Exception {
     JsonNode old = WireJson.mapper().readTree(positions);
     String out = positions;
-    for (Iterator<Map.Entry<String, JsonNode>> it = old.fields(); it.hasNext(); ) {
+    for (Iterator<Map.Entry<String, JsonNode>> it = old.properties().iterator(); it.hasNext(); ) {
       JsonNode p = it.next().getValue();
       String oldPath = p.path("path").asText();
       assertTrue(oldPath.startsWith(OLD_DIR), oldPath);

@@ -19,7 +19,8 @@ import dev.cudawatch.testkit.Await;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.StreamObserver;
@@ -88,8 +89,8 @@ class ShadedAgentIT {
         ShadedJarContentsIT.JAR.toAbsolutePath() + " is missing: run through verify");
     AtomicInteger lists = new AtomicInteger();
     Path sock = dir.resolve("kubelet.sock");
-    EventLoopGroup boss = new EpollEventLoopGroup(1);
-    EventLoopGroup worker = new EpollEventLoopGroup(1);
+    EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    EventLoopGroup worker = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     Server kubelet =
         NettyServerBuilder.forAddress(new DomainSocketAddress(sock.toString()))
             .channelType(EpollServerDomainSocketChannel.class)

@@ -167,7 +167,10 @@ class TaxonomyOneSourceTest {
 
   private static String scrape(AlertsMetrics m) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    new PrometheusTextFormatWriter(false).write(out, m.registry().scrape());
+    PrometheusTextFormatWriter.builder()
+        .setIncludeCreatedTimestamps(false)
+        .build()
+        .write(out, m.registry().scrape());
     return out.toString(StandardCharsets.UTF_8);
   }
 }

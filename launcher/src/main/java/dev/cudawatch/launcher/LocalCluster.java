@@ -336,11 +336,7 @@ public final class LocalCluster implements AutoCloseable {
       }
     }
     if (alerts != null) {
-      try {
-        alerts.close();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      alerts.close();
     }
     if (broker != null) {
       broker.close();

@@ -177,7 +177,7 @@ public final class TopicConsumer implements Runnable, AutoCloseable {
       // closing
     } finally {
       flush(); // only what was handled and saved: never a record it did not handle
-      consumer.close(Duration.ofSeconds(5));
+      consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
       deadLetters.close(Duration.ofSeconds(5));
       state(State.STOPPED, null);
     }

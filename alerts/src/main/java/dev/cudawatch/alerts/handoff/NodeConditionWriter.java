@@ -3,6 +3,7 @@ package dev.cudawatch.alerts.handoff;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cudawatch.alerts.store.GpuHealthStore;
+import dev.cudawatch.common.lifecycle.Uninterruptibly;
 import dev.cudawatch.common.wire.Action;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -204,9 +205,9 @@ public final class NodeConditionWriter implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     running = false;
     worker.interrupt();
-    worker.join(10_000);
+    Uninterruptibly.join(worker, Duration.ofSeconds(10));
   }
 }

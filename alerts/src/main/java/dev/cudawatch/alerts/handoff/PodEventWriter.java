@@ -1,6 +1,7 @@
 package dev.cudawatch.alerts.handoff;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.cudawatch.common.lifecycle.Uninterruptibly;
 import dev.cudawatch.common.wire.Incident;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -8,6 +9,7 @@ import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.LinkedHashMap;
@@ -238,9 +240,9 @@ public final class PodEventWriter implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     running = false;
     worker.interrupt();
-    worker.join(10_000);
+    Uninterruptibly.join(worker, Duration.ofSeconds(10));
   }
 }

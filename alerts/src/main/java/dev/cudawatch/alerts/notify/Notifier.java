@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import dev.cudawatch.alerts.metrics.AlertsMetrics;
 import dev.cudawatch.common.http.DefaultPorts;
 import dev.cudawatch.common.io.AtomicFiles;
+import dev.cudawatch.common.lifecycle.Uninterruptibly;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.common.wire.WireJson;
@@ -296,17 +297,17 @@ public final class Notifier implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     if (ticker != null) {
       ticker.shutdownNow();
-      ticker.awaitTermination(5, TimeUnit.SECONDS);
+      Uninterruptibly.awaitTermination(ticker, Duration.ofSeconds(5));
     }
     for (Deliverer d : deliverers) {
       d.stop();
     }
     for (Thread t : threads) {
       t.interrupt();
-      t.join(5_000);
+      Uninterruptibly.join(t, Duration.ofSeconds(5));
     }
     try {
       tick(); // what is due now, then the state: a clean stop repeats nothing

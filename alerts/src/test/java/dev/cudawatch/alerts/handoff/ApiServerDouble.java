@@ -197,8 +197,8 @@ public final class ApiServerDouble implements AutoCloseable {
   /** RFC 7386: objects merge key by key, null deletes, anything else replaces. */
   private static void mergePatch(ObjectNode target, JsonNode patch) {
     patch
-        .fields()
-        .forEachRemaining(
+        .properties()
+        .forEach(
             f -> {
               if (f.getValue().isNull()) {
                 target.remove(f.getKey());
@@ -214,8 +214,8 @@ public final class ApiServerDouble implements AutoCloseable {
   /** Strategic merge of a status: conditions by type, other keys replaced. */
   private static void mergeStatus(ObjectNode status, JsonNode patch) {
     patch
-        .fields()
-        .forEachRemaining(
+        .properties()
+        .forEach(
             e -> {
               if (!e.getKey().equals("conditions")) {
                 status.set(e.getKey(), e.getValue());

@@ -108,7 +108,10 @@ class NodeConditionWriterIT {
 
   private static String metrics(PrometheusRegistry registry) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    new PrometheusTextFormatWriter(false).write(out, registry.scrape());
+    PrometheusTextFormatWriter.builder()
+        .setIncludeCreatedTimestamps(false)
+        .build()
+        .write(out, registry.scrape());
     return out.toString(StandardCharsets.UTF_8);
   }
 
@@ -246,7 +249,10 @@ class NodeConditionWriterIT {
         assertFalse(w.write("node-1"));
       }
       ByteArrayOutputStream out = new ByteArrayOutputStream();
-      new PrometheusTextFormatWriter(false).write(out, r.scrape());
+      PrometheusTextFormatWriter.builder()
+          .setIncludeCreatedTimestamps(false)
+          .build()
+          .write(out, r.scrape());
       assertTrue(
           out.toString(StandardCharsets.UTF_8)
               .contains(

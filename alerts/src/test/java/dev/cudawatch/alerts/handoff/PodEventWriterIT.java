@@ -159,7 +159,10 @@ class PodEventWriterIT {
   private String scrape() {
     try {
       ByteArrayOutputStream out = new ByteArrayOutputStream();
-      new PrometheusTextFormatWriter(false).write(out, registry.scrape());
+      PrometheusTextFormatWriter.builder()
+          .setIncludeCreatedTimestamps(false)
+          .build()
+          .write(out, registry.scrape());
       return out.toString(StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new IllegalStateException(e);

@@ -37,7 +37,10 @@ class AlertsMetricsTest {
     AlertsMetrics m = new AlertsMetrics(s.metricLimits());
     m.incident(illegal("a", "train-1"), T0);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    new PrometheusTextFormatWriter(false).write(out, m.registry().scrape());
+    PrometheusTextFormatWriter.builder()
+        .setIncludeCreatedTimestamps(false)
+        .build()
+        .write(out, m.registry().scrape());
     String text = out.toString(StandardCharsets.UTF_8);
     assertTrue(text.contains("training_job=\"train-1\""), text);
     assertFalse(text.contains(",job=\""), text);

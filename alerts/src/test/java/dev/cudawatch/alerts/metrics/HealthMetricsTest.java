@@ -34,7 +34,10 @@ class HealthMetricsTest {
 
   private static String scrape(PrometheusRegistry r) throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    new PrometheusTextFormatWriter(false).write(out, r.scrape());
+    PrometheusTextFormatWriter.builder()
+        .setIncludeCreatedTimestamps(false)
+        .build()
+        .write(out, r.scrape());
     return out.toString(StandardCharsets.UTF_8);
   }
 

@@ -90,7 +90,10 @@ class NotifierDeliveryIT {
   private static String scrape(AlertsMetrics m) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try {
-      new PrometheusTextFormatWriter(false).write(out, m.registry().scrape());
+      PrometheusTextFormatWriter.builder()
+          .setIncludeCreatedTimestamps(false)
+          .build()
+          .write(out, m.registry().scrape());
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }

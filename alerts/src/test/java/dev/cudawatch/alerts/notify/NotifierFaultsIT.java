@@ -95,7 +95,10 @@ class NotifierFaultsIT {
   private static double metric(AlertsMetrics m, String series) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try {
-      new PrometheusTextFormatWriter(false).write(out, m.registry().scrape());
+      PrometheusTextFormatWriter.builder()
+          .setIncludeCreatedTimestamps(false)
+          .build()
+          .write(out, m.registry().scrape());
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }

@@ -26,7 +26,10 @@ public final class WireJson {
           .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
           .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
           .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-          .serializationInclusion(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+          .defaultPropertyInclusion(
+              com.fasterxml.jackson.annotation.JsonInclude.Value.construct(
+                  com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL,
+                  com.fasterxml.jackson.annotation.JsonInclude.Include.USE_DEFAULTS))
           .build();
 
   private static final java.util.concurrent.atomic.AtomicBoolean WARM =

@@ -299,7 +299,7 @@ public final class CatalogLoader {
         "macros",
         (p, t) -> {
           JsonNode m = YAML.readTree(p);
-          m.fields().forEachRemaining(e -> macros.put(e.getKey(), e.getValue().asText()));
+          m.properties().forEach(e -> macros.put(e.getKey(), e.getValue().asText()));
         });
     sections.put(
         "signatures",

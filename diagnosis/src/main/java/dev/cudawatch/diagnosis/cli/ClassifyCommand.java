@@ -284,8 +284,7 @@ public final class ClassifyCommand implements Callable<Integer> {
           "cudawatch classify: --gpu-samples: "
               + gpuSamples
               + ": "
-              + describe(
-                  e instanceof java.io.UncheckedIOException u ? u.getCause() : (Exception) e));
+              + describe(e instanceof java.io.UncheckedIOException u ? u.getCause() : e));
       status[0] = 2;
       return incidents;
     }

@@ -9,6 +9,8 @@ import java.util.List;
  * travel with the error so they are reported, not lost.
  */
 public final class CorruptLogException extends IOException {
+  private static final long serialVersionUID = 1L;
+
   private List<Incident> incidents = List.of();
 
   public CorruptLogException(String message, Throwable cause) {

@@ -17,7 +17,8 @@ import dev.cudawatch.testkit.StepClock;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.StreamObserver;
@@ -42,8 +43,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PodResourcesIT {
   @TempDir Path dir;
-  private final EventLoopGroup boss = new EpollEventLoopGroup(1);
-  private final EventLoopGroup worker = new EpollEventLoopGroup(1);
+  private final EventLoopGroup boss =
+      new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+  private final EventLoopGroup worker =
+      new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
   private Server server;
   private final CountDownLatch release = new CountDownLatch(1);
 

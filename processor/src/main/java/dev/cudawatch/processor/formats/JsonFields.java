@@ -82,8 +82,8 @@ final class JsonFields {
     JsonNode v = at(n, path);
     Map<String, String> out = new LinkedHashMap<>();
     if (v != null && v.isObject()) {
-      v.fields()
-          .forEachRemaining(
+      v.properties()
+          .forEach(
               e -> {
                 if (e.getValue().isValueNode()) {
                   out.put(e.getKey(), e.getValue().asText());

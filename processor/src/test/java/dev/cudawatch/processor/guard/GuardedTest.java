@@ -20,6 +20,8 @@ class GuardedTest {
 
   /** Emits, side-outputs, sets a timer, then throws on "bad" (and its timer throws too). */
   static final class Fails extends KeyedProcessFunction<String, String, String> {
+    private static final long serialVersionUID = 1L;
+
     @Override
     public void processElement(String v, Context ctx, Collector<String> out) {
       out.collect("before " + v);
