@@ -220,25 +220,17 @@ class AlertsFaultsIT {
   }
 
   private static NotifySettings notifications(String webhook, Path state) {
-    return new NotifySettings(
-        null,
-        webhook,
-        null,
-        state.toString(),
-        null,
-        List.of("alertname", "host"), // one alert per message: each counted on its own
-        0L,
-        0L,
-        null,
-        null,
-        10L,
-        500L,
-        2000L,
-        null,
-        null,
-        null,
-        null,
-        null);
+    return NotifySettings.builder()
+        .webhookUrl(webhook)
+        .stateDir(state.toString())
+        .groupBy(List.of("alertname", "host"))
+        .groupWaitMs( // one alert per message: each counted on its own
+            0L)
+        .groupIntervalMs(0L)
+        .retryInitialMs(10L)
+        .retryMaxMs(500L)
+        .timeoutMs(2000L)
+        .build();
   }
 
   /** Alerts for hosts {@code from} until {@code to}, in one state, committed to the topic. */

@@ -141,12 +141,12 @@ public final class LocalCluster implements AutoCloseable {
             .kafka(kafka)
             .httpPort(options.httpPort())
             .notifications(
-                NotifySettings.defaults()
-                    .withReceivers(
-                        options.alertmanagerUrl(),
-                        options.webhookUrl(),
-                        options.slackUrl(),
-                        options.dataDir().resolve("alerts").toString()))
+                NotifySettings.builder()
+                    .alertmanagerUrl(options.alertmanagerUrl())
+                    .webhookUrl(options.webhookUrl())
+                    .slackWebhookUrl(options.slackUrl())
+                    .stateDir(options.dataDir().resolve("alerts").toString())
+                    .build())
             .build();
     as = alertsSettings.apply(as);
     as.validate("");

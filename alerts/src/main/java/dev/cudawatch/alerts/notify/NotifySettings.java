@@ -73,33 +73,34 @@ public record NotifySettings(
   }
 
   public static NotifySettings defaults() {
-    return new NotifySettings(
-        null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-        null, null, null);
+    return builder().build();
   }
 
-  /** The same with these receivers and state directory (for `local` and the command line). */
-  public NotifySettings withReceivers(
-      String alertmanager, String webhook, String slack, String dir) {
-    return new NotifySettings(
-        alertmanager,
-        webhook,
-        slack,
-        dir,
-        outboxMaxEntries,
-        groupBy,
-        groupWaitMs,
-        groupIntervalMs,
-        repeatIntervalMs,
-        resendIntervalMs,
-        retryInitialMs,
-        retryMaxMs,
-        timeoutMs,
-        maxAlertsPerMessage,
-        externalUrl,
-        outboxMaxBytes,
-        maxAgeMs,
-        runbookBaseUrl);
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding these settings, to derive other settings from them. */
+  public Builder toBuilder() {
+    return new Builder()
+        .alertmanagerUrl(alertmanagerUrl)
+        .webhookUrl(webhookUrl)
+        .slackWebhookUrl(slackWebhookUrl)
+        .stateDir(stateDir)
+        .outboxMaxEntries(outboxMaxEntries)
+        .groupBy(groupBy)
+        .groupWaitMs(groupWaitMs)
+        .groupIntervalMs(groupIntervalMs)
+        .repeatIntervalMs(repeatIntervalMs)
+        .resendIntervalMs(resendIntervalMs)
+        .retryInitialMs(retryInitialMs)
+        .retryMaxMs(retryMaxMs)
+        .timeoutMs(timeoutMs)
+        .maxAlertsPerMessage(maxAlertsPerMessage)
+        .externalUrl(externalUrl)
+        .outboxMaxBytes(outboxMaxBytes)
+        .maxAgeMs(maxAgeMs)
+        .runbookBaseUrl(runbookBaseUrl);
   }
 
   public boolean anyReceiver() {
@@ -131,5 +132,143 @@ public record NotifySettings(
         maxAlertsPerMessage >= 1 && maxAlertsPerMessage <= 10_000,
         path + "max_alerts_per_message",
         "must be 1..10000");
+  }
+
+  /**
+   * Builds settings in code; a value left unset takes its default (the canonical constructor's).
+   */
+  public static final class Builder {
+    private String alertmanagerUrl;
+    private String webhookUrl;
+    private String slackWebhookUrl;
+    private String stateDir;
+    private Integer outboxMaxEntries;
+    private List<String> groupBy;
+    private Long groupWaitMs;
+    private Long groupIntervalMs;
+    private Long repeatIntervalMs;
+    private Long resendIntervalMs;
+    private Long retryInitialMs;
+    private Long retryMaxMs;
+    private Long timeoutMs;
+    private Integer maxAlertsPerMessage;
+    private String externalUrl;
+    private Long outboxMaxBytes;
+    private Long maxAgeMs;
+    private String runbookBaseUrl;
+
+    private Builder() {}
+
+    public Builder alertmanagerUrl(String alertmanagerUrl) {
+      this.alertmanagerUrl = alertmanagerUrl;
+      return this;
+    }
+
+    public Builder webhookUrl(String webhookUrl) {
+      this.webhookUrl = webhookUrl;
+      return this;
+    }
+
+    public Builder slackWebhookUrl(String slackWebhookUrl) {
+      this.slackWebhookUrl = slackWebhookUrl;
+      return this;
+    }
+
+    public Builder stateDir(String stateDir) {
+      this.stateDir = stateDir;
+      return this;
+    }
+
+    public Builder outboxMaxEntries(Integer outboxMaxEntries) {
+      this.outboxMaxEntries = outboxMaxEntries;
+      return this;
+    }
+
+    public Builder groupBy(List<String> groupBy) {
+      this.groupBy = groupBy;
+      return this;
+    }
+
+    public Builder groupWaitMs(Long groupWaitMs) {
+      this.groupWaitMs = groupWaitMs;
+      return this;
+    }
+
+    public Builder groupIntervalMs(Long groupIntervalMs) {
+      this.groupIntervalMs = groupIntervalMs;
+      return this;
+    }
+
+    public Builder repeatIntervalMs(Long repeatIntervalMs) {
+      this.repeatIntervalMs = repeatIntervalMs;
+      return this;
+    }
+
+    public Builder resendIntervalMs(Long resendIntervalMs) {
+      this.resendIntervalMs = resendIntervalMs;
+      return this;
+    }
+
+    public Builder retryInitialMs(Long retryInitialMs) {
+      this.retryInitialMs = retryInitialMs;
+      return this;
+    }
+
+    public Builder retryMaxMs(Long retryMaxMs) {
+      this.retryMaxMs = retryMaxMs;
+      return this;
+    }
+
+    public Builder timeoutMs(Long timeoutMs) {
+      this.timeoutMs = timeoutMs;
+      return this;
+    }
+
+    public Builder maxAlertsPerMessage(Integer maxAlertsPerMessage) {
+      this.maxAlertsPerMessage = maxAlertsPerMessage;
+      return this;
+    }
+
+    public Builder externalUrl(String externalUrl) {
+      this.externalUrl = externalUrl;
+      return this;
+    }
+
+    public Builder outboxMaxBytes(Long outboxMaxBytes) {
+      this.outboxMaxBytes = outboxMaxBytes;
+      return this;
+    }
+
+    public Builder maxAgeMs(Long maxAgeMs) {
+      this.maxAgeMs = maxAgeMs;
+      return this;
+    }
+
+    public Builder runbookBaseUrl(String runbookBaseUrl) {
+      this.runbookBaseUrl = runbookBaseUrl;
+      return this;
+    }
+
+    public NotifySettings build() {
+      return new NotifySettings(
+          alertmanagerUrl,
+          webhookUrl,
+          slackWebhookUrl,
+          stateDir,
+          outboxMaxEntries,
+          groupBy,
+          groupWaitMs,
+          groupIntervalMs,
+          repeatIntervalMs,
+          resendIntervalMs,
+          retryInitialMs,
+          retryMaxMs,
+          timeoutMs,
+          maxAlertsPerMessage,
+          externalUrl,
+          outboxMaxBytes,
+          maxAgeMs,
+          runbookBaseUrl);
+    }
   }
 }

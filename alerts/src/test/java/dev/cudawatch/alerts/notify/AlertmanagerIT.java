@@ -49,8 +49,10 @@ class AlertmanagerIT {
     try {
       await(() -> get(base + "/-/ready") == 200, am);
       NotifySettings s =
-          NotifySettings.defaults()
-              .withReceivers(base, null, null, dir.resolve("state").toString());
+          NotifySettings.builder()
+              .alertmanagerUrl(base)
+              .stateDir(dir.resolve("state").toString())
+              .build();
       Map<String, String> labels =
           Map.of(
               "alertname", "RepeatedIllegalMemoryAccess",

@@ -66,25 +66,15 @@ class NotifierDeliveryIT {
   }
 
   private NotifySettings settings(String webhook) {
-    return new NotifySettings(
-        null,
-        webhook,
-        null,
-        dir.resolve("state").toString(),
-        null,
-        null,
-        0L,
-        0L,
-        null,
-        null,
-        10L,
-        50L,
-        1000L,
-        null,
-        null,
-        null,
-        null,
-        null);
+    return NotifySettings.builder()
+        .webhookUrl(webhook)
+        .stateDir(dir.resolve("state").toString())
+        .groupWaitMs(0L)
+        .groupIntervalMs(0L)
+        .retryInitialMs(10L)
+        .retryMaxMs(50L)
+        .timeoutMs(1000L)
+        .build();
   }
 
   private static String scrape(AlertsMetrics m) {

@@ -71,25 +71,17 @@ class NotifierFaultsIT {
   }
 
   private static NotifySettings settings(String webhook, Path state, Long maxAgeMs) {
-    return new NotifySettings(
-        null,
-        webhook,
-        null,
-        state.toString(),
-        null,
-        List.of("alertname", "host"),
-        0L,
-        0L,
-        null,
-        null,
-        10L,
-        200L,
-        1000L,
-        null,
-        null,
-        null,
-        maxAgeMs,
-        null);
+    return NotifySettings.builder()
+        .webhookUrl(webhook)
+        .stateDir(state.toString())
+        .groupBy(List.of("alertname", "host"))
+        .groupWaitMs(0L)
+        .groupIntervalMs(0L)
+        .retryInitialMs(10L)
+        .retryMaxMs(200L)
+        .timeoutMs(1000L)
+        .maxAgeMs(maxAgeMs)
+        .build();
   }
 
   private static double metric(AlertsMetrics m, String series) {
@@ -231,25 +223,16 @@ class NotifierFaultsIT {
         });
     server.start();
     NotifySettings am =
-        new NotifySettings(
-            "http://127.0.0.1:" + server.getAddress().getPort(),
-            null,
-            null,
-            dir.resolve("state").toString(),
-            null,
-            null,
-            null,
-            null,
-            null,
-            100L, // resend every 100 ms: each push ends 400 ms ahead
-            50L,
-            1000L, // retries back off to 1 s: pushes go stale while queued
-            1000L,
-            null,
-            null,
-            null,
-            null,
-            null);
+        NotifySettings.builder()
+            .alertmanagerUrl("http://127.0.0.1:" + server.getAddress().getPort())
+            .stateDir(dir.resolve("state").toString())
+            .resendIntervalMs(100L)
+            .retryInitialMs( // resend every 100 ms: each push ends 400 ms ahead
+                50L)
+            .retryMaxMs(1000L)
+            .timeoutMs( // retries back off to 1 s: pushes go stale while queued
+                1000L)
+            .build();
     AlertsMetrics metrics = new AlertsMetrics(AlertsSettings.defaults().metricLimits());
     try (Notifier n = new Notifier(am, metrics, Clock.systemUTC())) {
       n.start();
