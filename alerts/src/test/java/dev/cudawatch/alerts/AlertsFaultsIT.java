@@ -11,7 +11,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import dev.cudawatch.testkit.Tmpfs;
 import java.net.InetSocketAddress;
@@ -31,11 +31,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,6 +45,9 @@ import org.junit.jupiter.api.io.TempDir;
 class AlertsFaultsIT {
   private static final Duration OUTAGE = Duration.ofSeconds(90);
   private static final int N = 10;
+
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @TempDir Path dir;
   private final HttpClient http = HttpClient.newHttpClient();
@@ -69,16 +70,11 @@ class AlertsFaultsIT {
           ex.close();
         });
     receiver.start();
-    Path data = dir.resolve("kafka");
-    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(data);
-    int bp = broker.brokerPort();
-    int cp = broker.controllerPort();
     Path state = dir.resolve("state");
     try (Tmpfs disk = Tmpfs.mount(state, "1m")) {
-      broker.createTopics(Topics.ALL, 2);
       AlertsSettings s =
           AlertsSettings.builder()
-              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
               .httpPort(0)
               .notifications(
                   notifications(
@@ -90,11 +86,11 @@ class AlertsFaultsIT {
         String base = "http://127.0.0.1:" + svc.httpPort();
 
         // 1. N alerts fire and are delivered
-        produce(broker.bootstrapServers(), 0, N, Alert.State.FIRING);
+        produce(0, N, Alert.State.FIRING);
         awaitReceived(N);
 
         // 2. the broker goes away for 90 s; meanwhile the disk under the outbox fills up
-        broker.close();
+        BROKER.stop();
         long outageStart = System.nanoTime();
         long filled = disk.fill();
         assertEquals(0, disk.usableBytes(), "the tmpfs is full");
@@ -108,11 +104,11 @@ class AlertsFaultsIT {
             () -> System.nanoTime() - outageStart >= OUTAGE.toNanos(),
             OUTAGE.plusSeconds(30));
         long outageSeconds = (System.nanoTime() - outageStart) / 1_000_000_000L;
-        broker = EmbeddedKafkaBroker.start(data, bp, cp); // back, same address and data
+        BROKER.restart(); // back, same address and data
 
         // 3. while the disk is still full: N alerts resolve and N new ones fire
-        produce(broker.bootstrapServers(), 0, N, Alert.State.RESOLVED);
-        produce(broker.bootstrapServers(), N, 2 * N, Alert.State.FIRING);
+        produce(0, N, Alert.State.RESOLVED);
+        produce(N, 2 * N, Alert.State.FIRING);
         Await.until(
             "the consumer to read the new alerts after the outage",
             () -> metric(base, "cudawatch_records_consumed_total{topic=\"cudawatch.alerts\"}"),
@@ -161,7 +157,7 @@ class AlertsFaultsIT {
         // 5. the disk fills again and the service stops before it could save what it read:
         // close() must not commit those records, so the next run reads them again
         disk.fill();
-        produce(broker.bootstrapServers(), N, 2 * N, Alert.State.RESOLVED);
+        produce(N, 2 * N, Alert.State.RESOLVED);
         Await.until(
             "the consumer to hold N handled records it cannot make durable",
             () ->
@@ -181,7 +177,7 @@ class AlertsFaultsIT {
         svc.start();
         String base2 = "http://127.0.0.1:" + svc.httpPort();
         awaitReceived(4 * N);
-        produce(broker.bootstrapServers(), 2 * N, 2 * N + 1, Alert.State.FIRING); // a marker
+        produce(2 * N, 2 * N + 1, Alert.State.FIRING); // a marker
         awaitReceived(4 * N + 1);
         assertEquals(
             N + 1.0,
@@ -214,7 +210,6 @@ class AlertsFaultsIT {
         svc.close();
       }
     } finally {
-      broker.close();
       receiver.stop(0);
     }
   }
@@ -234,12 +229,8 @@ class AlertsFaultsIT {
   }
 
   /** Alerts for hosts {@code from} until {@code to}, in one state, committed to the topic. */
-  private static void produce(String bootstrap, int from, int to, Alert.State st) throws Exception {
-    try (var p =
-        new KafkaProducer<byte[], byte[]>(
-            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
-            new ByteArraySerializer(),
-            new ByteArraySerializer())) {
+  private static void produce(int from, int to, Alert.State st) throws Exception {
+    try (var p = BROKER.producer()) {
       List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
       for (int i = from; i < to; i++) {
         sent.add(p.send(new ProducerRecord<>(Topics.ALERTS, WireJson.toBytes(alert(i, st)))));

@@ -9,7 +9,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.Alert;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -23,117 +23,111 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The service against a real broker and over real sockets. */
 class AlertsServiceIT {
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
+
   @TempDir Path dir;
   private final HttpClient http = HttpClient.newHttpClient();
 
   @Test
   void incidentsReachMetricsAndTheApiAndBadRecordsAreDeadLettered() throws Exception {
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir)) {
-      broker.createTopics(Topics.ALL, 2);
-      ByteArrayOutputStream console = new ByteArrayOutputStream();
-      AlertsSettings s =
-          AlertsSettings.builder()
-              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
-              .httpPort(0)
-              .build();
-      try (AlertsService svc =
-          new AlertsService(
-              s,
-              new Health(),
-              new PrintStream(console, true, StandardCharsets.UTF_8),
-              Clock.fixed(Fixtures.T0.plusSeconds(30), java.time.ZoneOffset.UTC))) {
-        svc.start();
-        String base = "http://127.0.0.1:" + svc.httpPort();
-        try (var p =
-            new KafkaProducer<byte[], byte[]>(
-                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()),
-                new ByteArraySerializer(),
-                new ByteArraySerializer())) {
+    ByteArrayOutputStream console = new ByteArrayOutputStream();
+    AlertsSettings s =
+        AlertsSettings.builder()
+            .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
+            .httpPort(0)
+            .build();
+    try (AlertsService svc =
+        new AlertsService(
+            s,
+            new Health(),
+            new PrintStream(console, true, StandardCharsets.UTF_8),
+            Clock.fixed(Fixtures.T0.plusSeconds(30), java.time.ZoneOffset.UTC))) {
+      svc.start();
+      String base = "http://127.0.0.1:" + svc.httpPort();
+      try (var p = BROKER.producer()) {
+        p.send(
+                new ProducerRecord<>(
+                    Topics.INCIDENTS,
+                    WireJson.toBytes(
+                        Fixtures.incident("a1", "cuda_oom", "node-1", "j1", Fixtures.T0))))
+            .get();
+        p.send(
+                new ProducerRecord<>(
+                    Topics.INCIDENTS, "not json at all".getBytes(StandardCharsets.UTF_8)))
+            .get();
+        p.send(
+                new ProducerRecord<>(
+                    Topics.INCIDENTS,
+                    WireJson.toJson(Fixtures.incident("a2", "cuda_oom", "n", "j", Fixtures.T0))
+                        .replace("\"v\":1", "\"v\":2")
+                        .getBytes(StandardCharsets.UTF_8)))
+            .get();
+        Map<String, String> labels =
+            Map.of(
+                "alertname",
+                "GpuJobFailure",
+                "class",
+                "cuda_oom",
+                "severity",
+                "error",
+                "host",
+                "node-1");
+        Alert a =
+            new Alert(
+                1,
+                Alert.fingerprintOf(labels),
+                Alert.State.FIRING,
+                labels,
+                Map.of("summary", "CUDA out of memory"),
+                Fixtures.T0,
+                null);
+        p.send(new ProducerRecord<>(Topics.ALERTS, WireJson.toBytes(a))).get();
+        p.send(
+                new ProducerRecord<>(
+                    Topics.ALERTS, "{\"v\":1,\"fingerprint\":".getBytes(StandardCharsets.UTF_8)))
+            .get();
+        // two jobs failing on one GPU give it a lemon score of 2
+        for (String job : new String[] {"job-a", "job-b"}) {
           p.send(
                   new ProducerRecord<>(
                       Topics.INCIDENTS,
                       WireJson.toBytes(
-                          Fixtures.incident("a1", "cuda_oom", "node-1", "j1", Fixtures.T0))))
+                          Fixtures.incident(
+                              "l-" + job, "illegal_memory_access", "node-4", job, Fixtures.T0))))
               .get();
-          p.send(
-                  new ProducerRecord<>(
-                      Topics.INCIDENTS, "not json at all".getBytes(StandardCharsets.UTF_8)))
-              .get();
-          p.send(
-                  new ProducerRecord<>(
-                      Topics.INCIDENTS,
-                      WireJson.toJson(Fixtures.incident("a2", "cuda_oom", "n", "j", Fixtures.T0))
-                          .replace("\"v\":1", "\"v\":2")
-                          .getBytes(StandardCharsets.UTF_8)))
-              .get();
-          Map<String, String> labels =
-              Map.of(
-                  "alertname",
-                  "GpuJobFailure",
-                  "class",
-                  "cuda_oom",
-                  "severity",
-                  "error",
-                  "host",
-                  "node-1");
-          Alert a =
-              new Alert(
-                  1,
-                  Alert.fingerprintOf(labels),
-                  Alert.State.FIRING,
-                  labels,
-                  Map.of("summary", "CUDA out of memory"),
-                  Fixtures.T0,
-                  null);
-          p.send(new ProducerRecord<>(Topics.ALERTS, WireJson.toBytes(a))).get();
-          p.send(
-                  new ProducerRecord<>(
-                      Topics.ALERTS, "{\"v\":1,\"fingerprint\":".getBytes(StandardCharsets.UTF_8)))
-              .get();
-          // two jobs failing on one GPU give it a lemon score of 2
-          for (String job : new String[] {"job-a", "job-b"}) {
-            p.send(
-                    new ProducerRecord<>(
-                        Topics.INCIDENTS,
-                        WireJson.toBytes(
-                            Fixtures.incident(
-                                "l-" + job, "illegal_memory_access", "node-4", job, Fixtures.T0))))
-                .get();
-          }
         }
-        // each assertion waits for its own state: the two topics are read independently
-        String metrics =
-            metricsShowing(
-                base,
-                "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.incidents\"} 2.0",
-                "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\",severity=\"error\",suspect=\"application\"} 1.0",
-                "cudawatch_alerts_active{alertname=\"GpuJobFailure\",severity=\"error\"} 1.0",
-                "cudawatch_gpu_lemon_score{gpu=\"0\",host=\"node-4\"} 2.0",
-                "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.alerts\"} 1.0");
-        JsonNode body =
-            WireJson.mapper().readTree(get(base + "/api/incidents?class=cuda_oom&host=node-1"));
-        assertEquals(1, body.get("total").asInt());
-        assertEquals("a1", body.get("incidents").get(0).get("id").asText());
-        assertEquals(1, WireJson.mapper().readTree(get(base + "/api/alerts")).get("alerts").size());
-        assertEquals(200, status(base + "/healthz"));
-        assertEquals(400, status(base + "/api/incidents?since=yesterday"));
-        assertTrue(
-            console
-                .toString(StandardCharsets.UTF_8)
-                .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
-        scrapedByRealPrometheus(svc.httpPort(), metrics);
-        // lag is measured every 5 s once the consumer owns its partitions
-        metricsShowing(base, "cudawatch_consumer_lag_records{topic=\"cudawatch.incidents\"} 0.0");
       }
+      // each assertion waits for its own state: the two topics are read independently
+      String metrics =
+          metricsShowing(
+              base,
+              "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.incidents\"} 2.0",
+              "cudawatch_incidents_total{class=\"cuda_oom\",host=\"node-1\",severity=\"error\",suspect=\"application\"} 1.0",
+              "cudawatch_alerts_active{alertname=\"GpuJobFailure\",severity=\"error\"} 1.0",
+              "cudawatch_gpu_lemon_score{gpu=\"0\",host=\"node-4\"} 2.0",
+              "cudawatch_dead_letters_total{stage=\"alerts\",topic=\"cudawatch.alerts\"} 1.0");
+      JsonNode body =
+          WireJson.mapper().readTree(get(base + "/api/incidents?class=cuda_oom&host=node-1"));
+      assertEquals(1, body.get("total").asInt());
+      assertEquals("a1", body.get("incidents").get(0).get("id").asText());
+      assertEquals(1, WireJson.mapper().readTree(get(base + "/api/alerts")).get("alerts").size());
+      assertEquals(200, status(base + "/healthz"));
+      assertEquals(400, status(base + "/api/incidents?since=yesterday"));
+      assertTrue(
+          console
+              .toString(StandardCharsets.UTF_8)
+              .contains("ALERT firing GpuJobFailure severity=error class=cuda_oom host=node-1"));
+      scrapedByRealPrometheus(svc.httpPort(), metrics);
+      // lag is measured every 5 s once the consumer owns its partitions
+      metricsShowing(base, "cudawatch_consumer_lag_records{topic=\"cudawatch.incidents\"} 0.0");
     }
   }
 

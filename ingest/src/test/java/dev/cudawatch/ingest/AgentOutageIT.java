@@ -7,8 +7,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.ship.Shipper;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
-import dev.cudawatch.kafka.embedded.TopicReader;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,20 +19,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The broker goes away for 30 s while a job keeps writing: the agent waits, then ships it all. */
 class AgentOutageIT {
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
+
   @TempDir Path dir;
 
   @Test
   void aThirtySecondBrokerOutageLosesNothing() throws Exception {
-    Path data = dir.resolve("kafka");
-    EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(data);
-    int bp = broker.brokerPort();
-    int cp = broker.controllerPort();
-    broker.createTopics(Topics.ALL, 2);
-    KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
+    KafkaSettings kafka = new KafkaSettings(BROKER.bootstrapServers(), Map.of());
     Path logs = Files.createDirectories(dir.resolve("logs"));
     AgentSettings s =
         AgentSettings.builder()
@@ -53,11 +51,11 @@ class AgentOutageIT {
       int n = 0;
       // the fault is a length of time: 3 s up, 30 s down, 3 s up again (monotonic clock)
       n = writeFor(Duration.ofSeconds(3), w, n, expected);
-      broker.close(); // the broker is gone
+      BROKER.stop(); // the broker is gone
       n = writeFor(Duration.ofSeconds(30), w, n, expected);
-      broker = EmbeddedKafkaBroker.start(data, bp, cp); // back, same address and data
+      BROKER.restart(); // back, same address and data
       n = writeFor(Duration.ofSeconds(3), w, n, expected);
-      Set<String> got = read(broker.bootstrapServers(), expected.size());
+      Set<String> got = read(expected.size());
       Set<String> missing = new HashSet<>(expected);
       missing.removeAll(got);
       assertEquals(
@@ -65,8 +63,6 @@ class AgentOutageIT {
           missing.size(),
           missing.size() + " lines lost, e.g. " + missing.stream().limit(5).toList());
       assertTrue(shipper.sent() >= expected.size());
-    } finally {
-      broker.close();
     }
   }
 
@@ -89,16 +85,11 @@ class AgentOutageIT {
     return n;
   }
 
-  private static Set<String> read(String bootstrap, int expected) throws Exception {
+  private static Set<String> read(int expected) throws Exception {
     Set<String> out = new HashSet<>();
     for (byte[] b :
-        TopicReader.readAll(
-            bootstrap,
-            Topics.LOGS,
-            expected,
-            Duration.ofSeconds(1),
-            Duration.ofSeconds(90),
-            false)) {
+        BROKER.readAll(
+            Topics.LOGS, expected, Duration.ofSeconds(1), Duration.ofSeconds(90), false)) {
       out.add(WireJson.readLogRecord(b).text());
     }
     return out;

@@ -8,8 +8,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
-import dev.cudawatch.kafka.embedded.TopicReader;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +20,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -33,16 +33,15 @@ class AgentStopIT {
   private static final int FILE_LINES = 300;
   private static final int XIDS = 30;
 
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
+
   @TempDir Path dir;
 
   @Test
   void sigtermWithTheBrokerRefusingStopsWithinFiveSecondsAndLosesNothing() throws Exception {
-    int bp = EmbeddedKafkaBroker.freePort();
-    int cp = EmbeddedKafkaBroker.freePort();
-    Path data = dir.resolve("kafka");
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(data, bp, cp)) {
-      broker.createTopics(Topics.ALL, 2);
-    } // stopped: its port now refuses connections
+    int bp = BROKER.broker().brokerPort();
+    BROKER.stop(); // its topics made, its port now refuses connections
     Path logs = Files.createDirectories(dir.resolve("logs"));
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < FILE_LINES; i++) {
@@ -101,8 +100,8 @@ class AgentStopIT {
       assertFalse(agent.output().contains("after producer has been closed"), agent.output());
     }
 
-    try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(data, bp, cp);
-        AgentProcess agent = AgentProcess.start(config, out)) {
+    BROKER.restart(); // back on the same port, with its topics
+    try (AgentProcess agent = AgentProcess.start(config, out)) {
       Set<String> expected = new TreeSet<>();
       for (int i = 0; i < FILE_LINES; i++) {
         expected.add("train step " + i + " loss 0.5");
@@ -112,8 +111,7 @@ class AgentStopIT {
       }
       Set<String> seen = new HashSet<>();
       for (byte[] v :
-          TopicReader.readUntil(
-              broker.bootstrapServers(),
+          BROKER.readUntil(
               Topics.LOGS,
               got -> texts(got).containsAll(expected),
               Duration.ofSeconds(1),

@@ -7,8 +7,7 @@ import dev.cudawatch.common.Topics;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.WireJson;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
-import dev.cudawatch.kafka.embedded.TopicReader;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import dev.cudawatch.testkit.Tmpfs;
 import java.nio.file.Files;
@@ -21,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,6 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
 class KmsgSpoolFullIT {
   private static final String BOOT = "11111111-2222-3333-4444-555555555555";
   private static final int XIDS = 1_500;
+
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
 
   @TempDir Path dir;
 
@@ -49,14 +52,12 @@ class KmsgSpoolFullIT {
       expected.add(msg);
     }
     Files.writeString(kmsg, b);
-    try (Tmpfs disk = Tmpfs.mount(spoolDir, "1m");
-        EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 2);
+    try (Tmpfs disk = Tmpfs.mount(spoolDir, "1m")) {
       Path filler = spoolDir.resolve("filler"); // not a segment: the spool ignores it
       Files.write(filler, new byte[768 * 1024]);
       AgentSettings s =
           AgentSettings.builder()
-              .kafka(new KafkaSettings(broker.bootstrapServers(), Map.of()))
+              .kafka(new KafkaSettings(BROKER.bootstrapServers(), Map.of()))
               .globs(List.of())
               .stateDir(state.toString())
               .kernelLog(kmsg.toString())
@@ -89,8 +90,7 @@ class KmsgSpoolFullIT {
         agent.start(false);
         Set<String> seen = new HashSet<>();
         for (byte[] v :
-            TopicReader.readUntil(
-                broker.bootstrapServers(),
+            BROKER.readUntil(
                 Topics.LOGS,
                 got -> texts(got).containsAll(expected),
                 Duration.ofMillis(500),

@@ -11,6 +11,7 @@ import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.common.wire.WireJson;
 import dev.cudawatch.ingest.run.RunSpools;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
+import dev.cudawatch.kafka.embedded.KafkaBrokerExtension;
 import dev.cudawatch.testkit.Await;
 import java.io.File;
 import java.net.URI;
@@ -24,17 +25,13 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,6 +44,9 @@ import org.junit.jupiter.api.io.TempDir;
  * (removed after), permissions, processes, the broker. Needs root.
  */
 class RunSpoolHandoffIT {
+  @RegisterExtension
+  static final KafkaBrokerExtension BROKER = new KafkaBrokerExtension(Topics.ALL, 2);
+
   @TempDir Path tmp;
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -77,6 +77,8 @@ class RunSpoolHandoffIT {
       Path root = Files.createDirectories(tmp.resolve("handoff"));
       sh("chown root:" + agentUser + " " + root + " && chmod 3773 " + root);
       int deadPort = EmbeddedKafkaBroker.freePort();
+      int brokerPort = BROKER.broker().brokerPort();
+      BROKER.stop(); // Kafka is down until step 4, its topics already made
 
       // 1. the job, Kafka down
       String lines = "i=1; while [ $i -le 40 ]; do echo \"step $i loss 0.$i\"; i=$((i+1)); done";
@@ -128,8 +130,6 @@ class RunSpoolHandoffIT {
       assertTrue(Files.isDirectory(planted), "planted");
 
       // 3. the agent, as its own user, still without Kafka: it takes the spools into its own
-      int brokerPort = EmbeddedKafkaBroker.freePort();
-      int controllerPort = EmbeddedKafkaBroker.freePort();
       int httpPort = EmbeddedKafkaBroker.freePort();
       Path state = Files.createDirectories(tmp.resolve("agent-state"));
       sh("chown " + agentUser + ":" + agentUser + " " + state);
@@ -178,25 +178,23 @@ class RunSpoolHandoffIT {
 
       // 4. Kafka back: every line once, under the agent's host
       List<LogRecord> got = new ArrayList<>();
-      try (EmbeddedKafkaBroker broker =
-          EmbeddedKafkaBroker.start(tmp.resolve("kafka"), brokerPort, controllerPort)) {
-        broker.createTopics(Topics.ALL, 2);
-        try (var c = consumer(broker.bootstrapServers())) {
-          c.subscribe(List.of(Topics.LOGS));
-          Await.until(
-              "the job's 41 lines, mallory's 2 and both exits in Kafka",
-              () -> {
-                for (var r : c.poll(Duration.ofMillis(200))) {
-                  got.add(WireJson.readLogRecord(r.value()));
-                }
-                return got;
-              },
-              g ->
-                  g.stream().filter(r -> r.kind() == RecordKind.LOG).count() >= 43
-                      && g.stream().filter(r -> r.kind() == RecordKind.EXIT).count() >= 2,
-              Duration.ofSeconds(90));
-          c.poll(Duration.ofSeconds(2)).forEach(r -> got.add(read(r.value())));
-        }
+      BROKER.restart();
+      try (var c = BROKER.consumer("handoff", Topics.LOGS)) {
+        Await.until(
+            "the job's 41 lines, mallory's 2 and both exits in Kafka",
+            () -> {
+              for (var r : c.poll(Duration.ofMillis(200))) {
+                got.add(WireJson.readLogRecord(r.value()));
+              }
+              return got;
+            },
+            g ->
+                g.stream().filter(r -> r.kind() == RecordKind.LOG).count() >= 43
+                    && g.stream().filter(r -> r.kind() == RecordKind.EXIT).count() >= 2,
+            Duration.ofSeconds(90));
+        c.poll(Duration.ofSeconds(2)).forEach(r -> got.add(read(r.value())));
+      } finally {
+        BROKER.stop(); // as before: the checks below run with Kafka gone again
       }
       List<LogRecord> jobLines =
           got.stream()
@@ -345,13 +343,5 @@ class RunSpoolHandoffIT {
             .timeout(Duration.ofSeconds(10))
             .build(),
         HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static KafkaConsumer<byte[], byte[]> consumer(String bootstrap) {
-    Map<String, Object> p = new HashMap<>();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, "handoff");
-    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    return new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 }
