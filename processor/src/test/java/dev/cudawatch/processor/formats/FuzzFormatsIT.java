@@ -158,7 +158,10 @@ class FuzzFormatsIT {
           later.size(),
           later.stream().map(d -> d.stage() + d.topic()).distinct().count(),
           seed + ": later dead letters once each");
-      assertEquals(0, ShapesJob.restarts(FLINK, job), seed + ": the job never restarted");
+      assertEquals(
+          0,
+          ShapesJob.restarts(FLINK, job),
+          seed + ": the job never restarted; " + ShapesJob.failures(FLINK, job));
       assertEquals(
           unreadable.size(),
           ShapesJob.counter(REPORTER, job.getJobID(), "parse-records", ShapesJob.DEAD_LETTERS),
