@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -37,6 +38,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class EmbeddedKafkaBroker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafkaBroker.class);
+
+  /** Every port {@link #freePort()} gave in this JVM. */
+  private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
 
   private final Path dir;
   private final int brokerPort;
@@ -205,11 +209,22 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     }
   }
 
-  /** A free port on the loopback interface. */
+  /**
+   * A free port on the loopback interface, never one this JVM was given before: tests point clients
+   * at a free port as a broker that refuses, and such a client may outlive its test (a `run`
+   * draining, a producer retrying); had a later broker been given the same port, that client's
+   * records would land in another test's topics.
+   */
   public static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
+    for (int tries = 0; ; tries++) {
+      int port;
+      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        s.setReuseAddress(true);
+        port = s.getLocalPort();
+      }
+      if (HANDED_OUT.add(port) || tries >= 1_000) {
+        return port;
+      }
     }
   }
 }
