@@ -27,6 +27,7 @@ public final class LinePrefilter {
   static final List<String> STATE_MARKERS =
       List.of("traceback (most recent call last)", "file \"", "@@ -");
 
+  private final List<String> literals;
   private final int classes;
   private final byte[] byteClass = new byte[256];
   private final byte[] charClass = new byte[128];
@@ -39,6 +40,7 @@ public final class LinePrefilter {
   }
 
   public LinePrefilter(List<String> literals) {
+    this.literals = List.copyOf(literals);
     // class 0: bytes in no literal; 1: newline; 2: ESC and NUL; then one per literal byte
     int next = 3;
     for (String lit : literals) {
@@ -115,6 +117,14 @@ public final class LinePrefilter {
         delta[s * classes + cls] = accepting[t] ? HIT : t * classes;
       }
     }
+  }
+
+  /**
+   * The stateless first pass for a file whose first bytes are {@code sample[from, to)}: it ranks
+   * each literal's byte pairs by how often they occur there.
+   */
+  public BigramFilter bigrams(byte[] sample, int from, int to) {
+    return new BigramFilter(literals, sample, from, to);
   }
 
   static List<String> literals(Catalog catalog) {

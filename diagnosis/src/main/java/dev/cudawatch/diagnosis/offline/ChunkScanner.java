@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.offline;
 
+import dev.cudawatch.diagnosis.engine.BigramFilter;
 import dev.cudawatch.diagnosis.engine.LineNormalizer;
 import dev.cudawatch.diagnosis.engine.LinePrefilter;
 import java.io.IOException;
@@ -40,6 +41,15 @@ final class ChunkScanner {
    *     on its own
    */
   Result scan(FileChannel ch, long size, long start, long end, int tail) throws IOException {
+    return scan(ch, size, start, end, tail, null);
+  }
+
+  /**
+   * Scans as {@link #scan(FileChannel, long, long, long, int)} does; with {@code bigrams}, only the
+   * lines the stateless first pass picks are walked by the automaton.
+   */
+  Result scan(FileChannel ch, long size, long start, long end, int tail, BigramFilter bigrams)
+      throws IOException {
     long from = Math.max(0, start - 1);
     long to = Math.min(size, end + tail);
     int n = (int) (to - from);
@@ -58,6 +68,14 @@ final class ChunkScanner {
     }
     int own = (int) (end - from); // lines starting at or after this offset belong to the next chunk
     Pass pass = new Pass(ch, size, from, to, b, n);
+    if (bigrams != null) {
+      Lane only = new Lane();
+      only.lineStart = p;
+      if (p < own && p < n) {
+        pass.filtered(only, p, own, bigrams.table());
+      }
+      return only.found.result(only.lines);
+    }
     // two lanes, each over about half the chunk's lines: the first ends where the second begins
     int mid = p < own ? indexOf(b, p + (own - p) / 2, own) + 1 : own;
     if (mid >= own) {
@@ -134,6 +152,47 @@ final class ChunkScanner {
       while (live) {
         long r = prefilter.scan(b, at[0], n, at[1]);
         live = next(lane, (int) (r >>> 2), (int) (r & 3), at, 0, own);
+      }
+    }
+
+    /**
+     * Scans a lane from {@code p} with the pair table first: a line none of whose byte pairs is a
+     * candidate is only counted; one with a candidate pair is walked by the automaton from its
+     * start, exactly as {@link #alone} would walk it.
+     */
+    void filtered(Lane lane, int p, int own, byte[] pairs) throws IOException {
+      int[] at = {p, 0};
+      int i = p;
+      int prev = '\n' << 8;
+      while (true) {
+        int t = 0;
+        for (; i < n; i++) {
+          int c = b[i] & 0xff;
+          t = pairs[prev | c];
+          if (t != 0) {
+            break;
+          }
+          prev = c << 8;
+        }
+        if (t == BigramFilter.NEWLINE) {
+          lane.lines++;
+          i++;
+          lane.lineStart = i;
+          if (i >= own || i >= n) {
+            return;
+          }
+        } else {
+          // a candidate pair, or the bytes ran out inside a line: the automaton decides
+          if (lane.lineStart >= n) {
+            return;
+          }
+          long r = prefilter.scan(b, lane.lineStart, n, 0);
+          if (!next(lane, (int) (r >>> 2), (int) (r & 3), at, 0, own)) {
+            return;
+          }
+          i = lane.lineStart;
+        }
+        prev = '\n' << 8;
       }
     }
 
