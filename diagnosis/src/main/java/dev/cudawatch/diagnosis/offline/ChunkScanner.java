@@ -161,19 +161,15 @@ final class ChunkScanner {
      * start, exactly as {@link #alone} would walk it.
      */
     void filtered(Lane lane, int p, int own, byte[] pairs) throws IOException {
+      final byte[] b = this.b;
+      final int n = this.n;
       int[] at = {p, 0};
       int i = p;
-      int prev = '\n' << 8;
       while (true) {
-        int t = 0;
-        for (; i < n; i++) {
-          int c = b[i] & 0xff;
-          t = pairs[prev | c];
-          if (t != 0) {
-            break;
-          }
-          prev = c << 8;
-        }
+        // i is at a line's start, so the byte before it is a newline
+        i = firstMarked(b, i, n, pairs, '\n');
+        int t =
+            i < n ? pairs[(i == lane.lineStart ? '\n' : b[i - 1] & 0xff) << 8 | b[i] & 0xff] : 0;
         if (t == BigramFilter.NEWLINE) {
           lane.lines++;
           i++;
@@ -192,7 +188,6 @@ final class ChunkScanner {
           }
           i = lane.lineStart;
         }
-        prev = '\n' << 8;
       }
     }
 
@@ -236,6 +231,36 @@ final class ChunkScanner {
       lanes[slot + 1] = 0;
       return nextLine < own && nextLine < n;
     }
+  }
+
+  /**
+   * The first index in [{@code i}, {@code n}) whose byte pair (with the byte before it, {@code
+   * prev} for the first) is marked in {@code pairs}, or {@code n}. Four pairs a step, or-ed before
+   * one branch: classify runs C1-compiled code (bin/cudawatch), which neither unrolls loops nor
+   * hoists field loads, so this loop is written the way C2 would have compiled the simple one.
+   */
+  static int firstMarked(byte[] b, int i, int n, byte[] pairs, int prev) {
+    int p = prev;
+    while (i + 4 <= n) {
+      int c0 = b[i] & 0xff;
+      int c1 = b[i + 1] & 0xff;
+      int c2 = b[i + 2] & 0xff;
+      int c3 = b[i + 3] & 0xff;
+      if ((pairs[p << 8 | c0] | pairs[c0 << 8 | c1] | pairs[c1 << 8 | c2] | pairs[c2 << 8 | c3])
+          != 0) {
+        break;
+      }
+      p = c3;
+      i += 4;
+    }
+    for (; i < n; i++) {
+      int c = b[i] & 0xff;
+      if (pairs[p << 8 | c] != 0) {
+        return i;
+      }
+      p = c;
+    }
+    return n;
   }
 
   private static int indexOf(byte[] b, int from, int to) {

@@ -81,7 +81,8 @@ class ChunkScannerTest {
           "step=" + i + " loss=0.5 lr=3e-4 cuda_mem_allocated_mb=4.0e4 " + "y".repeat(i % 5 * 9));
       switch (i % 10) {
         case 1 -> lines.add("RUNTIMEERROR: CUDA OUT OF MEMORY. Tried to allocate 2.00 GiB");
-        case 3 -> lines.add("host:1 \u001b[31mNC\u001b[0mCL WARN coloured, normalised into a keyword");
+        case 3 ->
+            lines.add("host:1 \u001b[31mNC\u001b[0mCL WARN coloured, normalised into a keyword");
         case 5 -> lines.add("a NUL\u0000 in the middle of a line");
         case 6 -> lines.add("NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.");
         case 7 -> lines.add("progress 10%\rprogress 20%\r  File \"/x.py\", line 3, in <module>\r");
