@@ -160,8 +160,9 @@ public final class LinePrefilter {
   /**
    * Steps two lanes over the same bytes together until either meets a newline, a keyword or a
    * special byte. A DFA walk waits on one table load per byte; two independent walks overlap their
-   * loads, which makes the pair about 1.5 times as fast as one lane (this method is the whole cost
-   * of a large file).
+   * loads, which makes the pair about 1.5 times as fast as one lane. A chunk scanned with a {@link
+   * BigramFilter} in front (as classify scans) walks only its candidate lines, with {@link #scan};
+   * this is the chunk scan without one, and the reference its tests compare with.
    *
    * @param lanes {@code {a, stateA, c, stateC}}: each lane's next byte and state, updated in place;
    *     a lane that meets an event is left on that byte, in the state before it
