@@ -27,6 +27,7 @@ public final class LinePrefilter {
   static final List<String> STATE_MARKERS =
       List.of("traceback (most recent call last)", "file \"", "@@ -");
 
+  private final List<String> literals;
   private final int classes;
   private final byte[] byteClass = new byte[256];
   private final byte[] charClass = new byte[128];
@@ -39,6 +40,7 @@ public final class LinePrefilter {
   }
 
   public LinePrefilter(List<String> literals) {
+    this.literals = List.copyOf(literals);
     // class 0: bytes in no literal; 1: newline; 2: ESC and NUL; then one per literal byte
     int next = 3;
     for (String lit : literals) {
@@ -117,6 +119,14 @@ public final class LinePrefilter {
     }
   }
 
+  /**
+   * The stateless first pass for a file whose first bytes are {@code sample[from, to)}: it ranks
+   * each literal's byte pairs by how often they occur there.
+   */
+  public BigramFilter bigrams(byte[] sample, int from, int to) {
+    return new BigramFilter(literals, sample, from, to);
+  }
+
   static List<String> literals(Catalog catalog) {
     List<String> out = new ArrayList<>(catalog.keywords().literals());
     for (String m : STATE_MARKERS) {
@@ -150,8 +160,9 @@ public final class LinePrefilter {
   /**
    * Steps two lanes over the same bytes together until either meets a newline, a keyword or a
    * special byte. A DFA walk waits on one table load per byte; two independent walks overlap their
-   * loads, which makes the pair about 1.5 times as fast as one lane (this method is the whole cost
-   * of a large file).
+   * loads, which makes the pair about 1.5 times as fast as one lane. A chunk scanned with a {@link
+   * BigramFilter} in front (as classify scans) walks only its candidate lines, with {@link #scan};
+   * this is the chunk scan without one, and the reference its tests compare with.
    *
    * @param lanes {@code {a, stateA, c, stateC}}: each lane's next byte and state, updated in place;
    *     a lane that meets an event is left on that byte, in the state before it

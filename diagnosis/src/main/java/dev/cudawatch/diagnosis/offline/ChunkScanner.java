@@ -1,5 +1,6 @@
 package dev.cudawatch.diagnosis.offline;
 
+import dev.cudawatch.diagnosis.engine.BigramFilter;
 import dev.cudawatch.diagnosis.engine.LineNormalizer;
 import dev.cudawatch.diagnosis.engine.LinePrefilter;
 import java.io.IOException;
@@ -40,6 +41,15 @@ final class ChunkScanner {
    *     on its own
    */
   Result scan(FileChannel ch, long size, long start, long end, int tail) throws IOException {
+    return scan(ch, size, start, end, tail, null);
+  }
+
+  /**
+   * Scans as {@link #scan(FileChannel, long, long, long, int)} does; with {@code bigrams}, only the
+   * lines the stateless first pass picks are walked by the automaton.
+   */
+  Result scan(FileChannel ch, long size, long start, long end, int tail, BigramFilter bigrams)
+      throws IOException {
     long from = Math.max(0, start - 1);
     long to = Math.min(size, end + tail);
     int n = (int) (to - from);
@@ -58,6 +68,14 @@ final class ChunkScanner {
     }
     int own = (int) (end - from); // lines starting at or after this offset belong to the next chunk
     Pass pass = new Pass(ch, size, from, to, b, n);
+    if (bigrams != null) {
+      Lane only = new Lane();
+      only.lineStart = p;
+      if (p < own && p < n) {
+        pass.filtered(only, p, own, bigrams.table());
+      }
+      return only.found.result(only.lines);
+    }
     // two lanes, each over about half the chunk's lines: the first ends where the second begins
     int mid = p < own ? indexOf(b, p + (own - p) / 2, own) + 1 : own;
     if (mid >= own) {
@@ -138,6 +156,42 @@ final class ChunkScanner {
     }
 
     /**
+     * Scans a lane from {@code p} with the pair table first: a line none of whose byte pairs is a
+     * candidate is only counted; one with a candidate pair is walked by the automaton from its
+     * start, exactly as {@link #alone} would walk it.
+     */
+    void filtered(Lane lane, int p, int own, byte[] pairs) throws IOException {
+      final byte[] b = this.b;
+      final int n = this.n;
+      int[] at = {p, 0};
+      int i = p;
+      while (true) {
+        // i is at a line's start, so the byte before it is a newline
+        i = firstMarked(b, i, n, pairs, '\n');
+        int t =
+            i < n ? pairs[(i == lane.lineStart ? '\n' : b[i - 1] & 0xff) << 8 | b[i] & 0xff] : 0;
+        if (t == BigramFilter.NEWLINE) {
+          lane.lines++;
+          i++;
+          lane.lineStart = i;
+          if (i >= own || i >= n) {
+            return;
+          }
+        } else {
+          // a candidate pair, or the bytes ran out inside a line: the automaton decides
+          if (lane.lineStart >= n) {
+            return;
+          }
+          long r = prefilter.scan(b, lane.lineStart, n, 0);
+          if (!next(lane, (int) (r >>> 2), (int) (r & 3), at, 0, own)) {
+            return;
+          }
+          i = lane.lineStart;
+        }
+      }
+    }
+
+    /**
      * Takes the lane's line that an event at {@code at} of {@code kind} ended or flagged, and moves
      * the lane ({@code lanes[slot]} and its state) to the next line's start.
      *
@@ -177,6 +231,36 @@ final class ChunkScanner {
       lanes[slot + 1] = 0;
       return nextLine < own && nextLine < n;
     }
+  }
+
+  /**
+   * The first index in [{@code i}, {@code n}) whose byte pair (with the byte before it, {@code
+   * prev} for the first) is marked in {@code pairs}, or {@code n}. Four pairs a step, or-ed before
+   * one branch: classify runs C1-compiled code (bin/cudawatch), which neither unrolls loops nor
+   * hoists field loads, so this loop is written the way C2 would have compiled the simple one.
+   */
+  static int firstMarked(byte[] b, int i, int n, byte[] pairs, int prev) {
+    int p = prev;
+    while (i + 4 <= n) {
+      int c0 = b[i] & 0xff;
+      int c1 = b[i + 1] & 0xff;
+      int c2 = b[i + 2] & 0xff;
+      int c3 = b[i + 3] & 0xff;
+      if ((pairs[p << 8 | c0] | pairs[c0 << 8 | c1] | pairs[c1 << 8 | c2] | pairs[c2 << 8 | c3])
+          != 0) {
+        break;
+      }
+      p = c3;
+      i += 4;
+    }
+    for (; i < n; i++) {
+      int c = b[i] & 0xff;
+      if (pairs[p << 8 | c] != 0) {
+        return i;
+      }
+      p = c;
+    }
+    return n;
   }
 
   private static int indexOf(byte[] b, int from, int to) {

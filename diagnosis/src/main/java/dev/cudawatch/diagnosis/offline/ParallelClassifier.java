@@ -3,6 +3,7 @@ package dev.cudawatch.diagnosis.offline;
 import dev.cudawatch.common.gpu.NvidiaSmiCsv;
 import dev.cudawatch.common.wire.Incident;
 import dev.cudawatch.diagnosis.catalog.Catalog;
+import dev.cudawatch.diagnosis.engine.BigramFilter;
 import dev.cudawatch.diagnosis.engine.ClassifierSettings;
 import dev.cudawatch.diagnosis.engine.LineNormalizer;
 import dev.cudawatch.diagnosis.engine.LinePrefilter;
@@ -15,6 +16,7 @@ import dev.cudawatch.diagnosis.trend.TrendSettings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +46,9 @@ import java.util.function.LongConsumer;
 public final class ParallelClassifier implements AutoCloseable {
   /** Chunk size for large files: big enough to amortise a task, small enough to share out. */
   public static final int DEFAULT_CHUNK_BYTES = 4 << 20;
+
+  /** Bytes of a large file's start whose byte pairs rank each literal's pairs (BigramFilter). */
+  private static final int SAMPLE_BYTES = 64 << 10;
 
   /** Bytes read past a chunk's end to finish its last line; longer lines are read alone. */
   private static final int DEFAULT_TAIL_BYTES = 1 << 16;
@@ -353,9 +358,10 @@ public final class ParallelClassifier implements AutoCloseable {
     return out;
   }
 
-  private ChunkScanner.Result scan(FileChannel ch, long size, long start, long end) {
+  private ChunkScanner.Result scan(
+      FileChannel ch, long size, long start, long end, BigramFilter bigrams) {
     try {
-      return scanners.get().scan(ch, size, start, end, tailBytes);
+      return scanners.get().scan(ch, size, start, end, tailBytes, bigrams);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -412,6 +418,7 @@ public final class ParallelClassifier implements AutoCloseable {
     long size = -1;
     int chunks;
     FileChannel channel;
+    BigramFilter bigrams;
     boolean planned;
     boolean dropped;
     int submitted;
@@ -438,11 +445,19 @@ public final class ParallelClassifier implements AutoCloseable {
           if (size > chunkBytes && !LogInput.needsStream(path)) {
             channel = FileChannel.open(path, StandardOpenOption.READ);
             chunks = (int) ((size + chunkBytes - 1) / chunkBytes);
+            bigrams = bigrams(channel, size);
           }
         }
       } catch (IOException | RuntimeException e) {
         chunks = 0; // the whole-file task reports the error in its turn
       }
+    }
+
+    /** The first pass of this file's chunks, its pairs ranked on the file's first bytes. */
+    private BigramFilter bigrams(FileChannel ch, long size) throws IOException {
+      byte[] sample = new byte[(int) Math.min(size, SAMPLE_BYTES)];
+      ChunkScanner.readFully(ch, ByteBuffer.wrap(sample), 0);
+      return prefilter().bigrams(sample, 0, sample.length);
     }
 
     /** Units of work this job still has to submit to the pool. */
@@ -458,10 +473,11 @@ public final class ParallelClassifier implements AutoCloseable {
         long end = Math.min(size, start + chunkBytes);
         FileChannel ch = channel;
         long sz = size;
+        BigramFilter bf = bigrams;
         pending.add(
             // scanned at once, prepared once the catalog is there: a large file is read while the
             // catalog still loads
-            CompletableFuture.supplyAsync(() -> scan(ch, sz, start, end), pool)
+            CompletableFuture.supplyAsync(() -> scan(ch, sz, start, end, bf), pool)
                 .thenCombineAsync(catalogSource, ParallelClassifier.this::prepared, pool));
       }
       submitted++;
