@@ -10,6 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -17,7 +20,8 @@ import java.util.Locale;
  * -Xmx64m} following a log of N lines, and the agent's CPU time read from the OS. Prints lines/s,
  * CPU cores used, CPU per 10,000 lines/s, and the agent's GC time.
  *
- * <p>Usage: {@code AgentThroughput WORKDIR LINES}
+ * <p>Usage: {@code AgentThroughput WORKDIR LINES}; {@code AGENT_JAVA_OPTS} adds JVM options to the
+ * agent's command line (a flight recording).
  */
 public final class AgentThroughput {
   private AgentThroughput() {}
@@ -69,17 +73,22 @@ public final class AgentThroughput {
               "http_port: " + http,
               ""));
       long t0 = System.nanoTime();
-      Process agent =
-          new ProcessBuilder(
+      List<String> command =
+          new ArrayList<>(
+              List.of(
                   java,
                   "-Xmx64m",
                   "-XX:+UseSerialGC",
-                  "-Xlog:gc:file=" + work.resolve("agent-gc.log"),
-                  "-cp",
-                  cp,
-                  "dev.cudawatch.ingest.AgentMain",
-                  "--config",
-                  config.toString())
+                  "-Xlog:gc:file=" + work.resolve("agent-gc.log")));
+      // extra agent JVM options (a profiler: -XX:StartFlightRecording=...), space-separated
+      String extra = System.getenv().getOrDefault("AGENT_JAVA_OPTS", "").strip();
+      if (!extra.isEmpty()) {
+        command.addAll(Arrays.asList(extra.split("\\s+")));
+      }
+      command.addAll(
+          List.of("-cp", cp, "dev.cudawatch.ingest.AgentMain", "--config", config.toString()));
+      Process agent =
+          new ProcessBuilder(command)
               .redirectErrorStream(true)
               .redirectOutput(work.resolve("agent.out").toFile())
               .start();

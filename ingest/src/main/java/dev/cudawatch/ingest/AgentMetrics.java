@@ -164,6 +164,9 @@ public final class AgentMetrics {
             .help("Time from sending a record to the broker's acknowledgement")
             .classicUpperBounds(
                 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+            // observed per record: exemplars and native buckets cost ~6 % of the agent (JFR)
+            .classicOnly()
+            .withoutExemplars()
             .register(registry);
     shipper.observeLatency(nanos -> latency.observe(nanos / 1e9));
   }

@@ -65,4 +65,42 @@ class LineFramerTest {
     assertEquals(
         "\u001b[31mE\uFFFD\u0000z\u001b[0m", out.get(0).raw(), "the line as written, for keep_raw");
   }
+
+  @Test
+  void invalidUtf8BecomesWhatAReplacingDecoderMakesOfIt() throws Exception {
+    // random bytes, heavy in UTF-8 lead and continuation bytes: truncated, overlong, surrogates
+    java.util.SplittableRandom random = new java.util.SplittableRandom(35);
+    java.nio.charset.CharsetDecoder decoder =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(java.nio.charset.CodingErrorAction.REPLACE)
+            .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPLACE);
+    byte[] pool = {
+      'a',
+      (byte) 0x80,
+      (byte) 0xbf,
+      (byte) 0xc0,
+      (byte) 0xc3,
+      (byte) 0xe0,
+      (byte) 0xed,
+      (byte) 0xa0,
+      (byte) 0xf0,
+      (byte) 0xf4,
+      (byte) 0x90,
+      (byte) 0xff,
+      (byte) 0x8f
+    };
+    for (int i = 0; i < 20_000; i++) {
+      byte[] b = new byte[1 + random.nextInt(12)];
+      for (int j = 0; j < b.length; j++) {
+        b[j] = pool[random.nextInt(pool.length)];
+      }
+      out.clear();
+      LineFramer f = new LineFramer(100, false, 0);
+      f.feed(b, 0, b.length, out::add);
+      f.flush(out::add);
+      String expected = decoder.reset().decode(java.nio.ByteBuffer.wrap(b)).toString();
+      assertEquals(expected, out.get(0).text(), () -> java.util.HexFormat.of().formatHex(b));
+    }
+  }
 }

@@ -93,6 +93,17 @@ public final class WireJson {
     return MAPPER;
   }
 
+  private static final ThreadLocal<LogRecordJson> LOG_RECORDS =
+      ThreadLocal.withInitial(LogRecordJson::new);
+
+  /**
+   * A log record's JSON, the same bytes as {@link #toBytes(Object)}, written by a streaming encoder
+   * kept per thread: the agent writes one per line.
+   */
+  public static byte[] toBytes(LogRecord record) {
+    return LOG_RECORDS.get().encode(record);
+  }
+
   public static byte[] toBytes(Object record) {
     try {
       return MAPPER.writeValueAsBytes(record);

@@ -232,6 +232,7 @@ public final class AttributionChain implements FileSource {
       }
     }
     attr.put("tried", String.join(", ", tried));
-    return new FileAttribution.Of(job, rank, localRank, gpu, uuid, attr);
+    // immutable once, per file: each line's record then keeps this map instead of copying it
+    return new FileAttribution.Of(job, rank, localRank, gpu, uuid, Map.copyOf(attr));
   }
 }

@@ -197,8 +197,18 @@ public final class TailedFile implements AutoCloseable {
             l -> {
               emittedEnd = l.end();
               noteForQuiet(l);
-              sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
+              handOn(sink, l, src, p);
             }));
+  }
+
+  /**
+   * Hands a line on with what its acknowledgement or failure must do; those keep its offsets, not
+   * the line, which may wait for the broker a while after it was sent.
+   */
+  private void handOn(LineSink sink, FramedLine l, String src, Pass p) {
+    long start = l.start();
+    long end = l.end();
+    sink.line(this, l, () -> ack(src, p, end), () -> fail(src, p, start));
   }
 
   private void noteForQuiet(FramedLine l) {
@@ -239,7 +249,7 @@ public final class TailedFile implements AutoCloseable {
         l -> {
           emittedEnd = l.end();
           noteForQuiet(l);
-          sink.line(this, l, () -> ack(src, p, l.end()), () -> fail(src, p, l.start()));
+          handOn(sink, l, src, p);
         };
     framer.flush(decoded(out));
     if (cri != null) {

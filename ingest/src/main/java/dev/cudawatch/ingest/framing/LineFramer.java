@@ -1,10 +1,6 @@
 package dev.cudawatch.ingest.framing;
 
 import dev.cudawatch.common.text.Ansi;
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharsetDecoder;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
 
@@ -32,11 +28,6 @@ public final class LineFramer {
   private boolean pendingCr;
   private long lineStart;
   private long pos;
-  private final CharsetDecoder decoder =
-      StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPLACE)
-          .onUnmappableCharacter(CodingErrorAction.REPLACE);
 
   public LineFramer(int maxBytes, boolean stripAnsi, long startOffset) {
     this(maxBytes, stripAnsi, true, startOffset);
@@ -103,13 +94,9 @@ public final class LineFramer {
   }
 
   private void emit(Consumer<FramedLine> out) {
-    String text;
-    try {
-      CharBuffer cb = decoder.reset().decode(ByteBuffer.wrap(line, 0, len));
-      text = cb.toString();
-    } catch (java.nio.charset.CharacterCodingException e) {
-      text = new String(line, 0, len, StandardCharsets.UTF_8);
-    }
+    // String's own UTF-8 decoding replaces what is invalid as a REPLACE decoder does, without the
+    // decoder's char buffer and its copy: one array per line instead of three
+    String text = new String(line, 0, len, StandardCharsets.UTF_8);
     String raw = null;
     if (stripAnsi && text.indexOf('\u001b') >= 0) {
       raw = text;

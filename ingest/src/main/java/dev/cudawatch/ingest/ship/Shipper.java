@@ -42,7 +42,11 @@ public final class Shipper implements AutoCloseable {
   private final AtomicLong latencyNanos = new AtomicLong();
   private volatile LongConsumer latencyObserver = n -> {};
   private final DeadLetters deadLetters;
+  private final InFlightBytes inFlight = new InFlightBytes(IN_FLIGHT_BYTES);
   private volatile boolean closed;
+
+  /** Record bytes (before compression) sent and not yet acknowledged: see {@link InFlightBytes}. */
+  static final int IN_FLIGHT_BYTES = 2 << 20;
 
   /** A shipper without a dead-letter store: rejected records are logged and counted as dropped. */
   public Shipper(KafkaSettings kafka) {
@@ -53,10 +57,13 @@ public final class Shipper implements AutoCloseable {
     this.deadLetters = deadLetters;
     Map<String, Object> p = new HashMap<>();
     p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+    // A batch takes batch.size from the producer's pool however little a linger lets into it, and
+    // the pool keeps what it gave: at 10,000 lines/s over 100 files, 256 KiB batches of a few lines
+    // held megabytes of a small heap. 64 KiB of lz4 still carries ~800 training-log lines.
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
     p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-    // 8 MiB of batches in flight is plenty for a node and keeps the agent inside a small heap
-    p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 8L << 20);
+    // compressed batches; what the heap holds for records in flight is bounded by InFlightBytes
+    p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 4L << 20);
     p.putAll(kafka.properties()); // the operator's settings win, except the guarantees below
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -64,8 +71,8 @@ public final class Shipper implements AutoCloseable {
     // One request in flight per broker: with several, two requests to a partition the broker is
     // just creating (an auto-created topic) can be handled out of order, and the first one then
     // fails OUT_OF_ORDER_SEQUENCE_NUMBER for ever (KAFKA-15591, fixed in brokers from 4.5 only):
-    // with no delivery timeout that wedges the partition. Seen in the compose stack; batches of
-    // 256 KiB keep one request enough for a node.
+    // with no delivery timeout that wedges the partition. Seen in the compose stack; one request
+    // (up to max.request.size, a batch per partition) is enough for a node.
     p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
     p.put(
         ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
@@ -94,7 +101,37 @@ public final class Shipper implements AutoCloseable {
 
   /** As {@link #send(LogRecord, Runnable)}, telling {@code onFailure} when the send failed. */
   public void send(LogRecord r, Runnable onAck, Runnable onFailure) {
-    sendRaw(r.streamKey().getBytes(StandardCharsets.UTF_8), WireJson.toBytes(r), onAck, onFailure);
+    sendRaw(KEYS.get().of(r), WireJson.toBytes(r), onAck, onFailure);
+  }
+
+  private static final ThreadLocal<StreamKeys> KEYS = ThreadLocal.withInitial(StreamKeys::new);
+
+  /**
+   * The last stream key a thread sent, kept: a followed file's lines share their host, source,
+   * source id and stream (the same strings), so the key is built and encoded once per run of them
+   * instead of once per line. Keys are read only by the producer, which copies them into its batch.
+   */
+  private static final class StreamKeys {
+    private String host;
+    private String source;
+    private String sourceId;
+    private String stream;
+    private byte[] key;
+
+    byte[] of(LogRecord r) {
+      if (key == null
+          || r.host() != host
+          || r.source() != source
+          || r.sourceId() != sourceId
+          || r.stream() != stream) {
+        host = r.host();
+        source = r.source();
+        sourceId = r.sourceId();
+        stream = r.stream();
+        key = r.streamKey().getBytes(StandardCharsets.UTF_8);
+      }
+      return key;
+    }
   }
 
   /** Sends an already-serialised record (from the spool) under its stream key. */
@@ -111,32 +148,43 @@ public final class Shipper implements AutoCloseable {
       // a source still running at shutdown: its record stays unacknowledged, read again next start
       throw new IllegalStateException("the shipper is closed");
     }
+    int held = inFlight.take(value.length, () -> closed);
     long t0 = System.nanoTime();
-    producer.send(
-        new ProducerRecord<>(Topics.LOGS, key, value),
-        (meta, e) -> {
-          if (e == null) {
-            sent.incrementAndGet();
-            bytes.addAndGet(value.length);
-            long took = System.nanoTime() - t0;
-            latencyNanos.addAndGet(took);
-            latencyObserver.accept(took);
-            onAck.run();
-            return;
-          }
-          String reason = permanentReason(e);
-          if (reason != null && deadLetters == null) {
-            dropped.incrementAndGet();
-            LOG.warn("record rejected by the broker ({}), dropped: {}", reason, e.toString());
-            onAck.run();
-          } else if (reason != null && deadLetters.put(reason, e.toString(), key, value)) {
-            onAck.run(); // kept on disk with its reason: the position may pass it
-          } else {
-            failed.incrementAndGet();
-            onFailure.run();
-            LOG.warn("send failed, will retry: {}", e.toString());
-          }
-        });
+    boolean[] given = {false};
+    try {
+      producer.send(
+          new ProducerRecord<>(Topics.LOGS, key, value),
+          (meta, e) -> {
+            given[0] = true;
+            inFlight.give(held);
+            if (e == null) {
+              sent.incrementAndGet();
+              bytes.addAndGet(value.length);
+              long took = System.nanoTime() - t0;
+              latencyNanos.addAndGet(took);
+              latencyObserver.accept(took);
+              onAck.run();
+              return;
+            }
+            String reason = permanentReason(e);
+            if (reason != null && deadLetters == null) {
+              dropped.incrementAndGet();
+              LOG.warn("record rejected by the broker ({}), dropped: {}", reason, e.toString());
+              onAck.run();
+            } else if (reason != null && deadLetters.put(reason, e.toString(), key, value)) {
+              onAck.run(); // kept on disk with its reason: the position may pass it
+            } else {
+              failed.incrementAndGet();
+              onFailure.run();
+              LOG.warn("send failed, will retry: {}", e.toString());
+            }
+          });
+    } catch (RuntimeException e) {
+      if (!given[0]) {
+        inFlight.give(held); // refused before it was queued: no callback will give them back
+      }
+      throw e;
+    }
   }
 
   /** The dead-letter reason of an error no retry can fix, or null for one worth retrying. */
