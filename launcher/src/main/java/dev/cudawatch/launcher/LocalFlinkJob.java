@@ -43,8 +43,14 @@ final class LocalFlinkJob implements AutoCloseable {
   static LocalFlinkJob start(
       StreamExecutionEnvironment env, Configuration conf, int parallelism, String name)
       throws Exception {
-    StreamGraph graph = env.getStreamGraph();
-    graph.setJobName(name);
+    return submit(cluster(conf, parallelism), env.getStreamGraph(), name);
+  }
+
+  /**
+   * Starts a MiniCluster with {@code parallelism} slots and no job: it needs no broker, so {@code
+   * local} starts it beside the broker and {@link #submit}s once the topics exist.
+   */
+  static MiniCluster cluster(Configuration conf, int parallelism) throws Exception {
     // MiniClusterConfiguration fills in the TaskExecutor's memory for local execution itself; a
     // second adjustment here made Flink warn, 700 characters an option, before local's banner
     Configuration c = new Configuration(conf);
@@ -56,6 +62,13 @@ final class LocalFlinkJob implements AutoCloseable {
                 .setNumSlotsPerTaskManager(parallelism)
                 .build());
     cluster.start();
+    return cluster;
+  }
+
+  /** Submits {@code graph} to {@code cluster}; closes the cluster when that fails. */
+  static LocalFlinkJob submit(MiniCluster cluster, StreamGraph graph, String name)
+      throws Exception {
+    graph.setJobName(name);
     try {
       JobID id = cluster.submitJob(graph.getJobGraph()).get().getJobID();
       return new LocalFlinkJob(cluster, id);
@@ -77,10 +90,10 @@ final class LocalFlinkJob implements AutoCloseable {
         : g.getCheckpointStatsSnapshot().getCounts().getNumberOfCompletedCheckpoints();
   }
 
-  /** Whether every task runs and a checkpoint has completed. */
-  boolean ready() throws Exception {
+  /** Whether every task runs and {@code checkpoints} checkpoints have completed. */
+  boolean ready(int checkpoints) throws Exception {
     AccessExecutionGraph g = cluster.getExecutionGraph(id).get();
-    if (g.getState() != JobStatus.RUNNING || completedCheckpoints() < 1) {
+    if (g.getState() != JobStatus.RUNNING || completedCheckpoints() < checkpoints) {
       return false;
     }
     for (AccessExecutionVertex v : g.getAllExecutionVertices()) {
@@ -93,7 +106,19 @@ final class LocalFlinkJob implements AutoCloseable {
 
   /** Waits until {@link #ready}; throws when the job failed or {@code timeout} passed. */
   void awaitReady(Duration timeout) throws Exception {
-    await(this::ready, "running with a completed checkpoint", timeout);
+    awaitReady(1, timeout);
+  }
+
+  /**
+   * Waits until every task runs and {@code checkpoints} checkpoints have completed since the job
+   * started. Records the broker had before the job was submitted have then passed every operator,
+   * as after {@link #awaitCheckpoints} (but a slow fetch), without waiting for more checkpoints.
+   */
+  void awaitReady(int checkpoints, Duration timeout) throws Exception {
+    await(
+        () -> ready(checkpoints),
+        "running with " + checkpoints + " completed checkpoint(s)",
+        timeout);
   }
 
   /**
