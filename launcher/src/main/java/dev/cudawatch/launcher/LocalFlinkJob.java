@@ -90,10 +90,10 @@ final class LocalFlinkJob implements AutoCloseable {
         : g.getCheckpointStatsSnapshot().getCounts().getNumberOfCompletedCheckpoints();
   }
 
-  /** Whether every task runs and {@code checkpoints} checkpoints have completed. */
-  boolean ready(int checkpoints) throws Exception {
+  /** Whether every task runs and a checkpoint has completed. */
+  boolean ready() throws Exception {
     AccessExecutionGraph g = cluster.getExecutionGraph(id).get();
-    if (g.getState() != JobStatus.RUNNING || completedCheckpoints() < checkpoints) {
+    if (g.getState() != JobStatus.RUNNING || completedCheckpoints() < 1) {
       return false;
     }
     for (AccessExecutionVertex v : g.getAllExecutionVertices()) {
@@ -106,19 +106,7 @@ final class LocalFlinkJob implements AutoCloseable {
 
   /** Waits until {@link #ready}; throws when the job failed or {@code timeout} passed. */
   void awaitReady(Duration timeout) throws Exception {
-    awaitReady(1, timeout);
-  }
-
-  /**
-   * Waits until every task runs and {@code checkpoints} checkpoints have completed since the job
-   * started. Records the broker had before the job was submitted have then passed every operator,
-   * as after {@link #awaitCheckpoints} (but a slow fetch), without waiting for more checkpoints.
-   */
-  void awaitReady(int checkpoints, Duration timeout) throws Exception {
-    await(
-        () -> ready(checkpoints),
-        "running with " + checkpoints + " completed checkpoint(s)",
-        timeout);
+    await(this::ready, "running with a completed checkpoint", timeout);
   }
 
   /**
