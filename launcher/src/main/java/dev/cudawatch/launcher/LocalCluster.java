@@ -134,8 +134,8 @@ public final class LocalCluster implements AutoCloseable {
     warmups.classifierInBackground();
     Files.createDirectories(options.logsDir());
     // the broker's ports are chosen first: the job's graph names the broker, and neither the graph
-    // nor Flink's MiniCluster needs it running, so both are built beside the broker's start (on
-    // two cores that overlap took ~2 s off the start, bench/results/profile-local-start.md)
+    // nor Flink's MiniCluster needs it running, so both are built beside the broker's start
+    // (bench/results/profile-local-start.md: the MiniCluster is up before the broker is)
     int brokerPort = EmbeddedKafkaBroker.freePort();
     int controllerPort = EmbeddedKafkaBroker.freePort();
     KafkaSettings kafka = new KafkaSettings("127.0.0.1:" + brokerPort, Map.of());
