@@ -22,14 +22,4 @@ done
 "$java" "${quiet[@]}" -XX:DumpLoadedClassList="$work/big.classlist" -jar "$jar" --json "$work/big.log" >/dev/null
 rm -f "$work/big.log"
 "$java" "${quiet[@]}" -XX:DumpLoadedClassList="$work/classes.classlist" -cp "$jar" dev.cudawatch.diagnosis.cli.ClassesCommand >/dev/null
-# in load order, each line once: an @lambda-proxy line must follow the class that makes it, which
-# sorting would break (the lambdas would then be spun, with ASM, at every run)
-awk '!seen[$0]++' "$work"/*.classlist >"$work/all.classlist"
-if "$java" -Xshare:dump -XX:+UseSerialGC -XX:SharedClassListFile="$work/all.classlist" \
-  -XX:SharedArchiveFile="$jsa" -cp "$jar" >"$work/dump.log" 2>&1; then
-  echo "cds: $(grep -c . "$work/all.classlist") classes archived in $jsa"
-else
-  rm -f "$jsa"
-  echo "cds: this JDK could not dump an archive (see $work/dump.log); classify starts without one"
-fi
-exit 0
+bash "$(dirname "$0")/cds-dump.sh" "$java" "$jar" "$jsa" "$work"

@@ -25,11 +25,15 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
 
 /**
  * Everything of cudawatch in one JVM, on real parts: a KRaft broker, the Flink job on a local
@@ -129,30 +133,61 @@ public final class LocalCluster implements AutoCloseable {
     Warmups warmups = new Warmups(console);
     warmups.classifierInBackground();
     Files.createDirectories(options.logsDir());
-    broker = EmbeddedKafkaBroker.start(options.dataDir().resolve("kafka"));
-    broker.createTopics(Topics.ALL, 2);
-    broker.createTopics(List.of(Warmups.BROKER_TOPIC), 1);
-    warmups.brokerInBackground(broker.bootstrapServers());
-    KafkaSettings kafka = new KafkaSettings(broker.bootstrapServers(), Map.of());
-    health.register("kafka", () -> broker != null);
+    // the broker's ports are chosen first: the job's graph names the broker, and neither the graph
+    // nor Flink's MiniCluster needs it running, so both are built beside the broker's start
+    // (bench/results/profile-local-start.md: the MiniCluster is up before the broker is)
+    int brokerPort = EmbeddedKafkaBroker.freePort();
+    int controllerPort = EmbeddedKafkaBroker.freePort();
+    KafkaSettings kafka = new KafkaSettings("127.0.0.1:" + brokerPort, Map.of());
+    AgentSettings ag = agentSettings(kafka);
+    FutureTask<FlinkStart> flinkStart = new FutureTask<>(() -> startFlink(kafka));
+    daemon(flinkStart, "cudawatch-flink-start");
+    try {
+      startBrokerAndAlerts(kafka, brokerPort, controllerPort, warmups, ag.host());
+      FlinkStart f = get(flinkStart);
+      flink = LocalFlinkJob.submit(f.cluster(), f.graph(), "cudawatch-processor");
+    } finally {
+      if (flink == null) {
+        closeCluster(flinkStart);
+      }
+    }
+    job = flink.client();
+    health.register(
+        "flink-job",
+        () -> {
+          try {
+            return job.getJobStatus().get() == JobStatus.RUNNING;
+          } catch (Exception e) {
+            return false;
+          }
+        });
 
-    AlertsSettings as =
-        AlertsSettings.builder()
-            .kafka(kafka)
-            .httpPort(options.httpPort())
-            .notifications(
-                NotifySettings.builder()
-                    .alertmanagerUrl(options.alertmanagerUrl())
-                    .webhookUrl(options.webhookUrl())
-                    .slackWebhookUrl(options.slackUrl())
-                    .stateDir(options.dataDir().resolve("alerts").toString())
-                    .build())
-            .build();
-    as = alertsSettings.apply(as);
-    as.validate("");
-    alerts = new AlertsService(as, health, console, Clock.systemUTC());
-    alerts.start();
+    agent = new Agent(ag, shipper, Clock.systemUTC());
+    if (options.replayDir() != null) {
+      long n = agent.replay(options.replayDir());
+      console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
+    }
+    startNodeSources(ag);
+    // no warm-up of the agent's per-line path: it cost ~2 s of the main thread's CPU before the
+    // job was asked whether it runs, and the first incident came as fast without it (bench/results/
+    // profile-local-start.md); the agent's first rounds compile it on real lines
+    agentThread = new Thread(agent, "cudawatch-agent");
+    agentThread.setDaemon(true);
+    agentThread.start();
+    health.register("agent", agent::started);
+    // started means a failure written now is alerted on at once, not after the job comes up. The
+    // two checkpoints after ready stay, though the markers were read before: ready at the second
+    // checkpoint since the job started saved ~0.2 s, but the latency bench's first incident then
+    // waited ~0.5 s longer for its commit (bench/results/profile-local-start.md)
+    flink.awaitReady(JOB_READY_TIMEOUT);
+    flink.awaitCheckpoints(2, JOB_READY_TIMEOUT);
+    warmups.awaitBroker(JOB_READY_TIMEOUT);
+  }
 
+  /** The job's graph and its MiniCluster, started without the broker. */
+  private record FlinkStart(MiniCluster cluster, StreamGraph graph) {}
+
+  private FlinkStart startFlink(KafkaSettings kafka) throws Exception {
     // unset keys take the processor's defaults; local mode keeps a short transaction timeout so a
     // crash never holds read_committed readers back for long, and checkpoints and flushes often: an
     // alert is visible once the checkpoint after it completes, so these bound its latency
@@ -177,46 +212,72 @@ public final class LocalCluster implements AutoCloseable {
         StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);
     ProcessorMain.configure(env, ps);
     ProcessorMain.job(ps).build(env);
-    flink = LocalFlinkJob.start(env, conf, options.parallelism(), "cudawatch-processor");
-    job = flink.client();
-    health.register(
-        "flink-job",
-        () -> {
-          try {
-            return job.getJobStatus().get() == JobStatus.RUNNING;
-          } catch (Exception e) {
-            return false;
-          }
-        });
+    StreamGraph graph = env.getStreamGraph();
+    return new FlinkStart(LocalFlinkJob.cluster(conf, options.parallelism()), graph);
+  }
 
-    AgentSettings ag =
-        AgentSettings.builder()
-            .kafka(kafka)
-            .globs(List.of(options.logsDir().toAbsolutePath() + "/*.log"))
-            .stateDir(options.dataDir().resolve("agent").toString())
-            // one machine's few log files: scanning the glob every round keeps a new file's
-            // first line as quick as the rest (the agent's default scans once a second)
-            .scanIntervalMs(0)
-            .pollIntervalMs(LOCAL_AGENT_POLL_MS)
-            .quietMarkerMs(LOCAL_QUIET_MARKER_MS)
-            .build();
+  private void startBrokerAndAlerts(
+      KafkaSettings kafka, int brokerPort, int controllerPort, Warmups warmups, String host)
+      throws Exception {
+    broker =
+        EmbeddedKafkaBroker.start(options.dataDir().resolve("kafka"), brokerPort, controllerPort);
+    broker.createTopics(Topics.ALL, 2);
+    broker.createTopics(List.of(Warmups.BROKER_TOPIC), 1);
+    warmups.brokerInBackground(broker.bootstrapServers());
+    health.register("kafka", () -> broker != null);
+    // the job's warm-up markers wait in the broker for the job, which reads them as it starts
     shipper = new Shipper(kafka);
-    Warmups.job(shipper, ag.host());
-    agent = new Agent(ag, shipper, Clock.systemUTC());
-    if (options.replayDir() != null) {
-      long n = agent.replay(options.replayDir());
-      console.println("cudawatch local: replayed " + n + " lines from " + options.replayDir());
+    Warmups.job(shipper, host);
+
+    AlertsSettings as =
+        AlertsSettings.builder()
+            .kafka(kafka)
+            .httpPort(options.httpPort())
+            .notifications(
+                NotifySettings.builder()
+                    .alertmanagerUrl(options.alertmanagerUrl())
+                    .webhookUrl(options.webhookUrl())
+                    .slackWebhookUrl(options.slackUrl())
+                    .stateDir(options.dataDir().resolve("alerts").toString())
+                    .build())
+            .build();
+    as = alertsSettings.apply(as);
+    as.validate("");
+    alerts = new AlertsService(as, health, console, Clock.systemUTC());
+    alerts.start();
+  }
+
+  private AgentSettings agentSettings(KafkaSettings kafka) {
+    return AgentSettings.builder()
+        .kafka(kafka)
+        .globs(List.of(options.logsDir().toAbsolutePath() + "/*.log"))
+        .stateDir(options.dataDir().resolve("agent").toString())
+        // one machine's few log files: scanning the glob every round keeps a new file's
+        // first line as quick as the rest (the agent's default scans once a second)
+        .scanIntervalMs(0)
+        .pollIntervalMs(LOCAL_AGENT_POLL_MS)
+        .quietMarkerMs(LOCAL_QUIET_MARKER_MS)
+        .build();
+  }
+
+  /** The started task's result, its own exception unwrapped. */
+  private static <T> T get(FutureTask<T> task) throws Exception {
+    try {
+      return task.get();
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Exception x ? x : e;
     }
-    startNodeSources(ag);
-    Warmups.agent(agent, options.dataDir().resolve("warmup"));
-    agentThread = new Thread(agent, "cudawatch-agent");
-    agentThread.setDaemon(true);
-    agentThread.start();
-    health.register("agent", agent::started);
-    // started means a failure written now is alerted on at once, not after the job comes up
-    flink.awaitReady(JOB_READY_TIMEOUT);
-    flink.awaitCheckpoints(2, JOB_READY_TIMEOUT); // the job has read the warm-up markers
-    warmups.awaitBroker(JOB_READY_TIMEOUT);
+  }
+
+  /** Closes the MiniCluster of a start that was never submitted to (start failed on the way). */
+  private void closeCluster(FutureTask<FlinkStart> flinkStart) {
+    try {
+      get(flinkStart).cluster().close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      // its own start failed: nothing runs to close, and the first failure is the one to report
+    }
   }
 
   /**

@@ -43,8 +43,14 @@ final class LocalFlinkJob implements AutoCloseable {
   static LocalFlinkJob start(
       StreamExecutionEnvironment env, Configuration conf, int parallelism, String name)
       throws Exception {
-    StreamGraph graph = env.getStreamGraph();
-    graph.setJobName(name);
+    return submit(cluster(conf, parallelism), env.getStreamGraph(), name);
+  }
+
+  /**
+   * Starts a MiniCluster with {@code parallelism} slots and no job: it needs no broker, so {@code
+   * local} starts it beside the broker and {@link #submit}s once the topics exist.
+   */
+  static MiniCluster cluster(Configuration conf, int parallelism) throws Exception {
     // MiniClusterConfiguration fills in the TaskExecutor's memory for local execution itself; a
     // second adjustment here made Flink warn, 700 characters an option, before local's banner
     Configuration c = new Configuration(conf);
@@ -56,6 +62,13 @@ final class LocalFlinkJob implements AutoCloseable {
                 .setNumSlotsPerTaskManager(parallelism)
                 .build());
     cluster.start();
+    return cluster;
+  }
+
+  /** Submits {@code graph} to {@code cluster}; closes the cluster when that fails. */
+  static LocalFlinkJob submit(MiniCluster cluster, StreamGraph graph, String name)
+      throws Exception {
+    graph.setJobName(name);
     try {
       JobID id = cluster.submitJob(graph.getJobGraph()).get().getJobID();
       return new LocalFlinkJob(cluster, id);

@@ -1,16 +1,10 @@
 package dev.cudawatch.launcher;
 
-import dev.cudawatch.common.text.TrainingOutput;
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.diagnosis.catalog.Catalog;
 import dev.cudawatch.diagnosis.engine.Warmup;
-import dev.cudawatch.ingest.Agent;
 import dev.cudawatch.ingest.ship.Shipper;
-import java.io.BufferedWriter;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -40,10 +34,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *       keyed exchange, the classifier's state lookup); a marker on a stream with nothing open is
  *       stored and emits nothing (ClassifyStreamTest), and the rules that watch a job's output
  *       ignore markers. 2,000 markers did as well as 30,000 classified lines, which would leave a
- *       stream's state behind;
- *   <li>{@link #agent}: healthy training output through the agent's per-line path, shipping
- *       nothing; without it the agent met its first lines cold and ran seconds behind.
+ *       stream's state behind. They are sent once the broker runs, before the job is submitted,
+ *       which reads them as it starts.
  * </ol>
+ *
+ * <p>The agent's own warm-up (40,000 lines of training output through its per-line path) went with
+ * issue 35: ~2 s of CPU on the start's critical path on two cores, for no gain in the first
+ * incident's latency (bench/results/profile-local-start.md).
  *
  * <p>What the parts warm for themselves in any process stays with them: the JSON codec ({@code
  * WireJson.warmUpInBackground}) in the shipper and the alerts service, the job's per-record paths
@@ -62,9 +59,6 @@ final class Warmups {
 
   /** Quiet markers sent through the agent's shipper and the job. */
   static final int JOB_MARKERS = 2000;
-
-  /** Enough for the JIT's second tier to compile the agent's per-line path (~10,000 calls). */
-  static final int AGENT_LINES = 40_000;
 
   /** Rounds of the classifier's synthetic log. */
   static final int CLASSIFIER_ROUNDS = 300;
@@ -118,26 +112,6 @@ final class Warmups {
       shipper.send(stream.quietAt(i + 1L, at), () -> {});
     }
     shipper.flush();
-  }
-
-  /**
-   * Writes {@link #AGENT_LINES} lines into {@code dir}, reads them through {@code agent} ({@link
-   * Agent#warmUp}), and removes the file. Returns the lines read.
-   */
-  static long agent(Agent agent, Path dir) throws IOException {
-    Files.createDirectories(dir);
-    Path file = dir.resolve("agent-warmup.log");
-    try {
-      try (BufferedWriter w = Files.newBufferedWriter(file)) {
-        for (int i = 0; i < AGENT_LINES; i++) {
-          w.write(TrainingOutput.line(i));
-          w.write('\n');
-        }
-      }
-      return agent.warmUp(file);
-    } finally {
-      Files.deleteIfExists(file);
-    }
   }
 
   private static void brokerTransactions(String bootstrap) {
