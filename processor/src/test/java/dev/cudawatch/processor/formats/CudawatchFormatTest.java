@@ -53,6 +53,11 @@ class CudawatchFormatTest {
             "{\"v\":1,\"offset\":\"x\"}",
             "{\"v\":1.0,\"host\":\"h\"}",
             "{\"v\":1,}",
+            "{\"v\":1,\"host\":\"h\",\"event_time\":\"2026-02-30T00:00:00Z\"}",
+            "{\"v\":1,\"host\":\"h\",\"event_time\":\"2016-12-31T23:59:60Z\"}",
+            "{\"v\":1,\"host\":\"h\",\"event_time\":\"2026-11-22T03:00:00+01:00\"}",
+            "{\"v\":1,\"host\":\"h\",\"event_time\":1700000000.5}",
+            "{\"v\":1,\"host\":\"h\",\"event_time\":\"yesterday\"}",
             "[1]",
             "")) {
       byte[] b = bad.getBytes(StandardCharsets.UTF_8);
