@@ -32,8 +32,6 @@ public final class CudawatchFormat implements RecordFormat {
                   .addDeserializer(Instant.class, new IsoInstants.Deserializer()))
           .readerFor(LogRecord.class);
 
-  private static final byte[] VERSION_KEY = "\"v\":".getBytes(StandardCharsets.US_ASCII);
-
   @Override
   public List<LogRecord> parse(RawRecord raw) throws WireFormatException {
     return List.of(read(raw.value));
@@ -47,7 +45,7 @@ public final class CudawatchFormat implements RecordFormat {
   public static LogRecord read(byte[] bytes) throws WireFormatException {
     // A second "v" (the tree read keeps the last one) takes the slow path; so does a key or value
     // that merely ends in "v" before a colon: rare, and only slower.
-    if (startsWith(bytes, CURRENT) && indexOf(bytes, VERSION_KEY, CURRENT.length) < 0) {
+    if (startsWith(bytes, CURRENT) && !hasVersionKey(bytes, CURRENT.length)) {
       try {
         LogRecord r = READER.readValue(bytes);
         if (r != null && r.v() == WireJson.VERSION) {
@@ -60,17 +58,14 @@ public final class CudawatchFormat implements RecordFormat {
     return WireJson.readLogRecord(bytes);
   }
 
-  private static int indexOf(byte[] b, byte[] what, int from) {
-    outer:
-    for (int i = from; i <= b.length - what.length; i++) {
-      for (int j = 0; j < what.length; j++) {
-        if (b[i + j] != what[j]) {
-          continue outer;
-        }
+  /** Whether {@code "v":} occurs past {@code from}; looks for the rarer ':' first. */
+  private static boolean hasVersionKey(byte[] b, int from) {
+    for (int i = from + 3; i < b.length; i++) {
+      if (b[i] == ':' && b[i - 1] == '"' && b[i - 2] == 'v' && b[i - 3] == '"') {
+        return true;
       }
-      return i;
     }
-    return -1;
+    return false;
   }
 
   private static boolean startsWith(byte[] b, byte[] prefix) {
