@@ -65,9 +65,15 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
   public void open(OpenContext ctx) {
     catalog = new CatalogLoader().loadTexts(extraCatalogs);
     advisor = new Advisor(catalog.taxonomy());
+    // Flink's default cleanup for heap state walks the state map on every access (seven per line),
+    // re-creating its iterator over every key group once it has seen the few streams a subtask
+    // holds: the classify stage's largest cost and most of its garbage (profile-job.md). Expired
+    // streams go instead at their expiry check (onTimer) and are left out of every checkpoint.
     StateTtlConfig ttl =
         StateTtlConfig.newBuilder(stateTtl)
             .setUpdateType(StateTtlConfig.UpdateType.OnCreateAndWrite)
+            .disableCleanupInBackground()
+            .cleanupFullSnapshot()
             .build();
     state =
         getRuntimeContext()
@@ -135,7 +141,9 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       closeOnQuiet(r, last, ctx, out);
       return;
     }
+    long now = ctx.timerService().currentProcessingTime();
     if (last == null) {
+      ctx.timerService().registerProcessingTimeTimer(expiryCheck(now));
       lastOffset.update(r.offset());
       if (r.offset() == 0) {
         startsAtZero.update(true);
@@ -148,7 +156,6 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     if (s == null) {
       s = new StreamState();
     }
-    long now = ctx.timerService().currentProcessingTime();
     StreamClassifier c = classifier(r, s);
     List<Incident> found;
     try {
@@ -186,6 +193,10 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
 
   @Override
   public void onTimer(long ts, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+    if (Math.floorMod(ts, HOUR) == HOUR - 1) {
+      checkExpiry(ts, ctx);
+      return;
+    }
     StreamState s = state.value();
     Long active = lastActivity.value();
     if (s == null || s.isIdle() || active == null) {
@@ -257,6 +268,32 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
       }
     }
     return true;
+  }
+
+  private static final long HOUR = 3_600_000L;
+
+  /**
+   * When a stream's state is next checked for expiry: at least a TTL after {@code t}, one
+   * millisecond before a whole hour, which no flush timer (whole 100 ms) can be, so that each
+   * stream keeps one chain of checks.
+   */
+  private long expiryCheck(long t) {
+    return Math.floorDiv(t + stateTtl.toMillis(), HOUR) * HOUR + HOUR - 1;
+  }
+
+  /**
+   * Reading a state whose TTL has passed drops it: a stream silent for a TTL leaves nothing behind,
+   * one still written to is checked again a TTL later.
+   */
+  private void checkExpiry(long ts, OnTimerContext ctx) throws Exception {
+    boolean left = lastOffset.value() != null;
+    left |= previousFileOffset.value() != null;
+    left |= startsAtZero.value() != null;
+    left |= state.value() != null;
+    left |= lastActivity.value() != null;
+    if (left) {
+      ctx.timerService().registerProcessingTimeTimer(expiryCheck(ts));
+    }
   }
 
   private static long roundUp(long t) {

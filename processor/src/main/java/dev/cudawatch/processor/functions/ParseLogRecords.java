@@ -101,7 +101,7 @@ public final class ParseLogRecords extends ProcessFunction<RawRecord, LogRecord>
             .attribution(Map.of("tried", "warmup"));
     try {
       for (int i = 0; i < WARMUP_RECORDS; i++) {
-        WireJson.readLogRecord(WireJson.toBytes(b.offset(i).text(TrainingOutput.line(i)).build()));
+        CudawatchFormat.read(WireJson.toBytes(b.offset(i).text(TrainingOutput.line(i)).build()));
       }
     } catch (WireFormatException e) {
       throw new IllegalStateException("the warm-up's own record did not read back", e);

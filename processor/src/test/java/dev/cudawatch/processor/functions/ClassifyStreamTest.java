@@ -46,7 +46,7 @@ class ClassifyStreamTest {
       h.processElement(Records.line("/logs/a.log", i * 100L, lines[i]), i);
     }
     assertTrue(h.extractOutputValues().isEmpty(), "still open until the stream is quiet");
-    assertEquals(1, h.numProcessingTimeTimers());
+    assertEquals(2, h.numProcessingTimeTimers(), "the flush timer and the expiry check");
     h.setProcessingTime(1200);
     List<Incident> out = h.extractOutputValues();
     assertEquals(1, out.size());
@@ -55,7 +55,7 @@ class ClassifyStreamTest {
     assertEquals("gpu-node-1", i.host());
     assertEquals("job-42", i.job());
     assertEquals("/tmp/capture/cases/oom_single.py:3", i.fields().get("user_frame"));
-    assertEquals(0, h.numProcessingTimeTimers(), "no timer left behind");
+    assertEquals(1, h.numProcessingTimeTimers(), "no timer left behind but the expiry check");
   }
 
   @Test
@@ -83,7 +83,8 @@ class ClassifyStreamTest {
         Records.line("/logs/q.log", offset, "RuntimeError: CUDA error: misaligned address"), 9);
     h.setProcessingTime(5000);
     assertEquals(2, h.extractOutputValues().size(), "the line after the marker is classified");
-    assertEquals(0, h.numProcessingTimeTimers(), "the fallback timers fired on an idle stream");
+    assertEquals(
+        1, h.numProcessingTimeTimers(), "the fallback timers fired on an idle stream: its expiry");
   }
 
   @Test
@@ -98,7 +99,7 @@ class ClassifyStreamTest {
     List<Incident> out = h.extractOutputValues();
     assertEquals(1, out.size(), "closed by the timer, as one incident");
     assertEquals(2, out.get(0).count());
-    assertEquals(0, h.numProcessingTimeTimers());
+    assertEquals(1, h.numProcessingTimeTimers(), "the expiry check");
   }
 
   @Test
@@ -138,6 +139,30 @@ class ClassifyStreamTest {
     assertEquals(2, out.size());
     assertTrue(
         out.stream().allMatch(Incident::root), "a failure in another file is not a consequence");
+    assertEquals(2, h.numProcessingTimeTimers(), "each stream's expiry check");
+  }
+
+  @Test
+  void aStreamSilentForTheStateTtlLeavesNoStateAndNoTimer() throws Exception {
+    long hour = 3_600_000L;
+    long ttl = ProcessorSettings.defaults().stateTtlHours() * hour;
+    h.setStateTtlProcessingTime(0);
+    h.setProcessingTime(0);
+    h.processElement(Records.line("/logs/t.log", 0, "epoch 1 step 10 loss 0.5"), 1);
+    h.processElement(Records.line("/logs/u.log", 0, "epoch 1 step 10 loss 0.5"), 2);
+    assertTrue(h.numKeyedStateEntries() > 0);
+    // t.log writes on half a TTL later; u.log stays silent (TTL's clock first: timers read state)
+    h.setStateTtlProcessingTime(ttl / 2);
+    h.setProcessingTime(ttl / 2);
+    h.processElement(Records.line("/logs/t.log", 100, "epoch 1 step 20 loss 0.4"), 3);
+    h.setStateTtlProcessingTime(ttl + hour);
+    h.setProcessingTime(ttl + hour);
+    long tEntries = h.numKeyedStateEntries();
+    assertTrue(tEntries > 0, "t.log was written to within the TTL: kept");
+    assertEquals(1, h.numProcessingTimeTimers(), "t.log's next expiry check; u.log's chain ended");
+    h.setStateTtlProcessingTime(2 * ttl + 2 * hour);
+    h.setProcessingTime(2 * ttl + 2 * hour);
+    assertEquals(0, h.numKeyedStateEntries(), "both silent for a TTL: nothing left");
     assertEquals(0, h.numProcessingTimeTimers());
   }
 }
