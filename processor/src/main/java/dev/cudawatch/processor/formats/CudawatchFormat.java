@@ -29,7 +29,7 @@ public final class CudawatchFormat implements RecordFormat {
           .copy()
           .registerModule(
               new SimpleModule("fast-instants")
-                  .addDeserializer(Instant.class, new IsoInstants.Deserializer()))
+                  .addDeserializer(Instant.class, new IsoInstantDeserializer()))
           .readerFor(LogRecord.class);
 
   @Override

@@ -1,4 +1,4 @@
-package dev.cudawatch.processor.formats;
+package dev.cudawatch.common.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** The fast instant reader agrees with {@link Instant#parse}, or leaves the string to it. */
-class IsoInstantsTest {
+class IsoInstantParseTest {
   @Test
   void readsWhatInstantToStringWritesAsInstantParseDoes() {
     SplittableRandom rnd = new SplittableRandom(35);
@@ -25,7 +25,7 @@ class IsoInstantsTest {
                 case 2 -> rnd.nextInt(1_000_000) * 1000;
                 default -> rnd.nextInt(1_000_000_000);
               });
-      assertEquals(t, IsoInstants.parse(t.toString()), t.toString());
+      assertEquals(t, IsoInstant.parse(t.toString()), t.toString());
     }
   }
 
@@ -46,7 +46,7 @@ class IsoInstantsTest {
             "2026-1x-22T03:00:00Z",
             "2026-11-22T03:00Z",
             "")) {
-      assertNull(IsoInstants.parse(s), s);
+      assertNull(IsoInstant.parse(s), s);
     }
   }
 
@@ -60,7 +60,7 @@ class IsoInstantsTest {
             "1970-01-01T00:00:00Z",
             "0001-01-01T00:00:00.5Z",
             "2024-02-29T23:59:59.999999999Z")) {
-      assertEquals(parseOrNull(s), IsoInstants.parse(s), s);
+      assertEquals(parseOrNull(s), IsoInstant.parse(s), s);
     }
   }
 
