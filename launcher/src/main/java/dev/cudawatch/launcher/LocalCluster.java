@@ -29,7 +29,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -77,6 +79,9 @@ public final class LocalCluster implements AutoCloseable {
    * after LOCAL_FLUSH_MS in the job. A traceback's lines are written microseconds apart.
    */
   static final long LOCAL_QUIET_MARKER_MS = 50;
+
+  /** Network buffers of the MiniCluster's task manager (Flink allocates them as they are used). */
+  static final MemorySize LOCAL_NETWORK_MEMORY = MemorySize.ofMebiBytes(128);
 
   /** How long start-up waits for the job to run and complete its first checkpoint. */
   static final Duration JOB_READY_TIMEOUT = Duration.ofMinutes(2);
@@ -207,6 +212,10 @@ public final class LocalCluster implements AutoCloseable {
     conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");
     // Flink's network buffer timeout stays at its default (100 ms): at 5 ms every record became
     // its own buffer and 10,000 lines/s overloaded this 2-core machine (bench/run, issue 19)
+    // the job's exchanges ask for ~83 MB of network buffers at parallelism 2; a MiniCluster's
+    // default of 64 MB made Flink warn "Memory usage [129%] is too high" once the job ran
+    conf.set(TaskManagerOptions.NETWORK_MEMORY_MIN, LOCAL_NETWORK_MEMORY);
+    conf.set(TaskManagerOptions.NETWORK_MEMORY_MAX, LOCAL_NETWORK_MEMORY);
     conf.addAll(Configuration.fromMap(flinkSettings));
     StreamExecutionEnvironment env =
         StreamExecutionEnvironment.createLocalEnvironment(options.parallelism(), conf);

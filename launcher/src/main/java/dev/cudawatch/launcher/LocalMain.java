@@ -2,6 +2,7 @@ package dev.cudawatch.launcher;
 
 import dev.cudawatch.common.cli.Cli;
 import dev.cudawatch.common.cli.LogOptions;
+import dev.cudawatch.common.cli.Logging;
 import dev.cudawatch.common.config.ConfigException;
 import dev.cudawatch.common.config.Validated;
 import dev.cudawatch.common.http.DefaultPorts;
@@ -167,6 +168,8 @@ public final class LocalMain implements Callable<Integer> {
             new Thread(
                 () -> {
                   System.out.println("cudawatch local: stopping");
+                  // Flink's and Kafka's parts then warn about each other having stopped first
+                  Logging.librariesErrorsOnly();
                   cluster.close();
                   stopped.countDown();
                 },

@@ -15,9 +15,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The Quick start's first screen: what {@code cudawatch local} prints on stdout and stderr until it
- * says it is running holds cudawatch's own lines, no library's warnings (Flink's
- * TaskExecutorResourceUtils printed one of 700+ characters per memory option before).
+ * The Quick start's screen: what {@code cudawatch local} prints on stdout and stderr holds
+ * cudawatch's own lines, no library's warnings: not until it says it is running (Flink's
+ * TaskExecutorResourceUtils printed one of 700+ characters per memory option before), not once its
+ * job carries lines (Flink's network buffer pool warned at 129 % of its memory), and not as it
+ * stops on SIGTERM (a checkpoint cancelled, a closed executor, a Kafka client closed twice).
  */
 class LocalFirstScreenIT {
   @TempDir Path dir;
@@ -34,7 +36,7 @@ class LocalFirstScreenIT {
   }
 
   @Test
-  void theFirstScreenHasNoLibraryWarnings() throws Exception {
+  void theScreenHasNoLibraryWarningsFromStartToStop() throws Exception {
     Path out = dir.resolve("local.out");
     local =
         new ProcessBuilder(
@@ -52,9 +54,7 @@ class LocalFirstScreenIT {
                 "--logs",
                 dir.resolve("logs").toString(),
                 "--no-kernel-log",
-                "--no-gpu-samples",
-                "--parallelism",
-                "1")
+                "--no-gpu-samples")
             .directory(dir.toFile())
             .redirectErrorStream(true) // the screen: both streams, in the order they came
             .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
@@ -84,5 +84,24 @@ class LocalFirstScreenIT {
     assertTrue(
         lines.stream().allMatch(l -> l.length() < 300),
         "no line of a screen's width times three:\n" + screen);
+
+    // a job fails: its line crosses every part (agent, broker, job, alerts) at parallelism 2
+    Files.createDirectories(dir.resolve("logs"));
+    Files.writeString(
+        dir.resolve("logs").resolve("train.log"),
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total"
+            + " capacity of 79.15 GiB of which 1.05 GiB is free.\n");
+    Await.until(
+        "the failure's alert on the screen",
+        () -> Files.readString(out),
+        text -> text.contains("ALERT firing GpuJobFailure"),
+        Duration.ofMinutes(2));
+    local.destroy(); // SIGTERM, as Ctrl-C or systemd stop it
+    assertTrue(local.waitFor(2, TimeUnit.MINUTES), "local stops on SIGTERM");
+    String session = Files.readString(out);
+    assertTrue(session.contains("cudawatch local: stopping"), session);
+    List<String> later =
+        session.lines().filter(l -> l.matches("^\\d\\d:\\d\\d:\\d\\d (WARN|ERROR) .*")).toList();
+    assertEquals(List.of(), later, "warnings while running or stopping:\n" + session);
   }
 }

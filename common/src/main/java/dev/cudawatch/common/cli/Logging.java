@@ -63,6 +63,18 @@ public final class Logging {
     }
   }
 
+  /**
+   * Keeps only the libraries' errors from now on: for a one-process setup that is stopping, whose
+   * Flink and Kafka parts warn about each other having stopped first (a checkpoint cancelled, a
+   * command ignored by a closed executor, a client closed twice). Their errors still show.
+   */
+  public static void librariesErrorsOnly() {
+    System.setProperty(LIBS_PROPERTY, LogOptions.Level.ERROR.name());
+    if (log4jPresent()) {
+      Log4jReload.reload();
+    }
+  }
+
   private static <E extends Enum<E>> E parse(Class<E> type, String value, String var) {
     if (value == null || value.isBlank()) {
       return null;
