@@ -160,8 +160,24 @@ public final class ProcessorJob {
     }
   }
 
+  /**
+   * How long the edges that carry every line (or every progress line, GPU sample, job signal) hold
+   * a network buffer before sending it part full: Flink's default. At a real rate their buffers
+   * fill first; 5 ms made every record its own buffer at 10,000 lines/s (issue 19).
+   */
+  static final long LINE_EDGES_BUFFER_TIMEOUT_MS = 100;
+
+  /**
+   * Every other edge carries incidents, rule events, alerts: few records, each on the path from a
+   * failing line to its alert, which crosses up to three shuffles after the classifier. They send
+   * each record at once (0: no flusher thread either) instead of waiting up to the line edges'
+   * timeout at each shuffle.
+   */
+  static final long INCIDENT_EDGES_BUFFER_TIMEOUT_MS = 0;
+
   /** Adds the pipeline to {@code env}; the caller executes it. */
   public void build(StreamExecutionEnvironment env) {
+    env.setBufferTimeout(INCIDENT_EDGES_BUFFER_TIMEOUT_MS);
     Duration ttl = Duration.ofHours(settings.stateTtlHours());
     SingleOutputStreamOperator<LogRecord> parsed =
         env.fromSource(source, WatermarkStrategy.noWatermarks(), Topics.LOGS, RawRecordCodec.TYPE)
@@ -186,6 +202,7 @@ public final class ProcessorJob {
             records
                 .filter(r -> r.kind() != RecordKind.GPU_MEMORY)
                 .name("lines")
+                .setBufferTimeout(LINE_EDGES_BUFFER_TIMEOUT_MS)
                 .keyBy(LogRecord::streamKey)
                 .process(Guarded.keyed("classify", new ClassifyStream(catalogs, settings)))
                 .returns(IncidentCodec.TYPE)
@@ -197,6 +214,7 @@ public final class ProcessorJob {
             records
                 .filter(r -> r.kind() == RecordKind.GPU_MEMORY)
                 .name("memory-samples")
+                .setBufferTimeout(LINE_EDGES_BUFFER_TIMEOUT_MS)
                 .connect(classified.filter(DetectMemoryTrend::enrichable).name("gpu-ooms"))
                 .keyBy(DetectMemoryTrend::keyOf, DetectMemoryTrend::keyOf)
                 .process(
@@ -222,7 +240,8 @@ public final class ProcessorJob {
                                 "gpu-holders", new GpuHolderSignals(settings.signalThrottleMs())))
                         .returns(GpuHolderCodec.TYPE)
                         .name("gpu-holders")
-                        .uid("gpu-holders"))
+                        .uid("gpu-holders")
+                        .setBufferTimeout(LINE_EDGES_BUFFER_TIMEOUT_MS))
                 .connect(merged.filter(AttributeKernelIncidents::wanted).name("kernel-incidents"))
                 .keyBy(AttributeKernelIncidents::keyOf, AttributeKernelIncidents::keyOf)
                 .process(
@@ -237,7 +256,8 @@ public final class ProcessorJob {
                 .process(Guarded.flatMap("step-times", new ExtractStepTimes(catalogs)))
                 .returns(StepSample.class)
                 .name("step-times")
-                .uid("step-times"));
+                .uid("step-times")
+                .setBufferTimeout(LINE_EDGES_BUFFER_TIMEOUT_MS));
     DataStream<Incident> stepIncidents =
         guarded(
                 steps
@@ -328,7 +348,8 @@ public final class ProcessorJob {
                                 new JobActivity(rules, settings.signalThrottleMs())))
                         .returns(JobSignalCodec.TYPE)
                         .name("job-activity")
-                        .uid("job-activity"))
+                        .uid("job-activity")
+                        .setBufferTimeout(LINE_EDGES_BUFFER_TIMEOUT_MS))
                 .union(
                     guarded(
                         all.process(Guarded.flatMap("job-failures", new JobFailures(rules)))
