@@ -100,7 +100,14 @@ public final class KeywordMatcher {
         }
       }
     }
-    delta = java.util.Arrays.copyOf(go, n * classes);
+    // The scan walks row offsets (state * classes) rather than states, and a state with output
+    // is entered through a negative entry (~row): one load per character and no multiply, and
+    // the output table is read only on a hit.
+    delta = new int[n * classes];
+    for (int i = 0; i < delta.length; i++) {
+      int t = go[i];
+      delta[i] = out[t] != null ? ~(t * classes) : t * classes;
+    }
     output = java.util.Arrays.copyOf(out, n);
   }
 
@@ -122,15 +129,17 @@ public final class KeywordMatcher {
   public boolean scan(CharSequence text, long[] mask) {
     final int[] d = delta;
     final byte[] cc = charClass;
-    final int k = classes;
-    int s = 0;
+    int row = 0;
     boolean hit = false;
     for (int i = 0, n = text.length(); i < n; i++) {
       char c = text.charAt(i);
-      s = d[s * k + (c < 128 ? cc[c] : 0)];
-      long[] o = output[s];
-      if (o != null) {
+      int e = d[row + (c < 128 ? cc[c] : 0)];
+      if (e >= 0) {
+        row = e;
+      } else {
+        row = ~e;
         hit = true;
+        long[] o = output[row / classes];
         for (int w = 0; w < o.length; w++) {
           mask[w] |= o[w];
         }

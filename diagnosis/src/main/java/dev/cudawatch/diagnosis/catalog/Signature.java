@@ -88,6 +88,21 @@ public final class Signature {
     }
   }
 
+  /** The match patterns, compiled. */
+  List<Pattern> matchPatternList() {
+    return match;
+  }
+
+  /** The exclude patterns, compiled. */
+  List<Pattern> excludePatternList() {
+    return exclude;
+  }
+
+  /** Whether extract patterns add fields to a match. */
+  boolean extracts() {
+    return !extract.isEmpty();
+  }
+
   /** The match patterns as compiled (macros expanded): for comparisons with other tools. */
   public List<String> matchPatterns() {
     return match.stream().map(Pattern::pattern).toList();

@@ -1,5 +1,7 @@
 package dev.cudawatch.diagnosis.catalog;
 
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -17,11 +19,22 @@ public final class StepTimeExtractor {
       List.of("seconds_per_step", "ms_per_step", "steps_per_second", "samples_per_second");
 
   private final List<Signature> patterns;
+  private final Step[] steps;
   private final KeywordMatcher keywords;
 
   StepTimeExtractor(List<Signature> patterns, KeywordMatcher keywords) {
     this.patterns = List.copyOf(patterns);
+    this.steps = this.patterns.stream().map(Step::new).toArray(Step[]::new);
     this.keywords = keywords;
+  }
+
+  /** The compiled patterns, in priority order: for the test that checks the reading. */
+  List<Signature> signatures() {
+    return patterns;
+  }
+
+  KeywordMatcher keywords() {
+    return keywords;
   }
 
   /** The ids of the step patterns, in priority order (a site's first). */
@@ -46,36 +59,93 @@ public final class StepTimeExtractor {
       while (bits != 0) {
         int i = (w << 6) + Long.numberOfTrailingZeros(bits);
         bits &= bits - 1;
-        Map<String, String> f = patterns.get(i).match(text);
-        if (f != null) {
-          double s = seconds(f);
-          if (s > 0 && Double.isFinite(s)) {
-            return s;
-          }
+        double s = steps[i].seconds(text);
+        if (s > 0 && Double.isFinite(s)) {
+          return s;
         }
       }
     }
     return Double.NaN;
   }
 
+  /**
+   * One step pattern, read the way {@link Signature#match} reads it but without its field map: the
+   * first match pattern that finds, unless an exclude pattern finds, and of its groups the first of
+   * {@link #GROUPS} it sets. The exclude patterns run before the groups are read, since reading a
+   * group is RE2/J's second pass over the match. A pattern with extract patterns (whose fields
+   * could supply a group the match leaves unset) goes through {@link Signature#match}.
+   */
+  private static final class Step {
+    private final Signature signature;
+    private final Pattern[] match;
+    private final Pattern[] exclude;
+
+    /** Per match pattern, per {@link #GROUPS} entry: its group number, or -1. */
+    private final int[][] groups;
+
+    Step(Signature signature) {
+      this.signature = signature;
+      this.match = signature.matchPatternList().toArray(Pattern[]::new);
+      this.exclude = signature.excludePatternList().toArray(Pattern[]::new);
+      this.groups = new int[match.length][GROUPS.size()];
+      for (int p = 0; p < match.length; p++) {
+        for (int g = 0; g < GROUPS.size(); g++) {
+          groups[p][g] = match[p].namedGroups().getOrDefault(GROUPS.get(g), -1);
+        }
+      }
+    }
+
+    double seconds(String text) {
+      if (signature.extracts()) {
+        Map<String, String> f = signature.match(text);
+        return f == null ? Double.NaN : StepTimeExtractor.seconds(f);
+      }
+      for (int p = 0; p < match.length; p++) {
+        Matcher m = match[p].matcher(text);
+        if (m.find()) {
+          for (Pattern x : exclude) {
+            if (x.matcher(text).find()) {
+              return Double.NaN;
+            }
+          }
+          for (int g = 0; g < GROUPS.size(); g++) {
+            int n = groups[p][g];
+            if (n >= 0) {
+              String v = m.group(n);
+              if (v != null && !v.isBlank()) {
+                return StepTimeExtractor.seconds(GROUPS.get(g), v.strip());
+              }
+            }
+          }
+          return Double.NaN;
+        }
+      }
+      return Double.NaN;
+    }
+  }
+
   private static double seconds(Map<String, String> f) {
+    for (String g : GROUPS) {
+      String v = f.get(g);
+      if (v != null) {
+        return seconds(g, v);
+      }
+    }
+    return Double.NaN;
+  }
+
+  /** {@code value} of group {@code group} in seconds per step, or NaN. */
+  private static double seconds(String group, String value) {
     try {
-      if (f.containsKey("seconds_per_step")) {
-        return Double.parseDouble(f.get("seconds_per_step"));
-      }
-      if (f.containsKey("ms_per_step")) {
-        return Double.parseDouble(f.get("ms_per_step")) / 1000.0;
-      }
-      if (f.containsKey("steps_per_second")) {
-        return 1.0 / Double.parseDouble(f.get("steps_per_second"));
-      }
-      if (f.containsKey("samples_per_second")) {
-        return 1.0 / Double.parseDouble(f.get("samples_per_second"));
-      }
+      double v = Double.parseDouble(value);
+      return switch (group) {
+        case "seconds_per_step" -> v;
+        case "ms_per_step" -> v / 1000.0;
+        default -> 1.0 / v; // steps_per_second, samples_per_second
+      };
     } catch (NumberFormatException e) {
       return Double.NaN; // e.g. tqdm's "?it/s" before the first step
     }
-    return Double.NaN;
   }
 
   @Override

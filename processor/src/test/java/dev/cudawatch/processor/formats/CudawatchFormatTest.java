@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /** The one-pass read gives what the version-checking tree read gives, record or reason. */
@@ -59,11 +60,99 @@ class CudawatchFormatTest {
             "{\"v\":1,\"host\":\"h\",\"event_time\":1700000000.5}",
             "{\"v\":1,\"host\":\"h\",\"event_time\":\"yesterday\"}",
             "[1]",
-            "")) {
+            "",
+            // the streaming reader's own refusals: each must end as the tree read ends
+            "{\"v\":1,\"host\":\"h\",\"rank\":\"3\"}",
+            "{\"v\":1,\"host\":\"h\",\"rank\":3.0}",
+            "{\"v\":1,\"host\":\"h\",\"rank\":30000000000}",
+            "{\"v\":1,\"host\":\"h\",\"offset\":123456789012345678901234567890}",
+            "{\"v\":1,\"host\":\"h\",\"kind\":\"log\"}",
+            "{\"v\":1,\"host\":\"h\",\"kind\":\"NOPE\"}",
+            "{\"v\":1,\"host\":null}",
+            "{\"v\":1,\"host\":\"h\",\"host\":\"g\"}",
+            "{\"v\":1,\"host\":\"h\",\"attribution\":{\"a\":null}}",
+            "{\"v\":1,\"host\":\"h\",\"attribution\":{\"a\":{}}}",
+            "{\"v\":1,\"host\":\"h\",\"attribution\":[]}")) {
       byte[] b = bad.getBytes(StandardCharsets.UTF_8);
       String expected = reason(() -> WireJson.readLogRecord(b));
       String actual = reason(() -> CudawatchFormat.read(b));
       assertEquals(expected, actual, bad);
+    }
+  }
+
+  /**
+   * Records the agent writes, with every optional field present or absent, and each mutated into
+   * something the fast reader must leave to the general one (a field repeated, retyped, nulled,
+   * dropped, followed by junk): the fast path reads what the tree read reads, or fails with its
+   * reason.
+   */
+  @Test
+  void theFastReaderAgreesWithTheTreeReadOnManyRecordsAndMutations() {
+    SplittableRandom rnd = new SplittableRandom(35);
+    int fast = 0;
+    for (int i = 0; i < 3000; i++) {
+      Instant t =
+          Instant.ofEpochSecond(
+              1_700_000_000L + rnd.nextInt(100_000_000), rnd.nextInt(4) * 123_000_000);
+      LogRecord.Builder b =
+          LogRecord.builder()
+              .host("node-" + rnd.nextInt(10))
+              .kind(RecordKind.values()[rnd.nextInt(RecordKind.values().length)])
+              .source("/logs/r" + rnd.nextInt(8) + ".log")
+              .offset(rnd.nextLong(Long.MAX_VALUE))
+              .eventTime(t)
+              .text(rnd.nextBoolean() ? TrainingOutput.line(i) : "ünï \"q\" \\ \t" + i)
+              .lineCount(1 + rnd.nextInt(3));
+      if (rnd.nextBoolean()) b.job("job-" + i);
+      if (rnd.nextBoolean()) b.rank(rnd.nextInt(1024));
+      if (rnd.nextBoolean()) b.localRank(rnd.nextInt(8));
+      if (rnd.nextBoolean()) b.gpu(rnd.nextInt(8));
+      if (rnd.nextBoolean()) b.stream("stderr");
+      if (rnd.nextBoolean()) b.sourceId("2049:" + i);
+      if (rnd.nextBoolean()) b.ingestTime(t.plusNanos(rnd.nextInt(1_000_000_000)));
+      if (rnd.nextBoolean()) b.raw("\u001b[1m" + i);
+      if (rnd.nextBoolean()) b.gpuUuid("GPU-" + i);
+      if (rnd.nextBoolean())
+        b.attribution(Map.of("tried", "cgroup,env", "gpu", "CUDA_VISIBLE_DEVICES"));
+      String json = json(WireJson.toBytes(b.build()));
+      assertSame(json);
+      if (LogRecordReader.read(json.getBytes(StandardCharsets.UTF_8)) != null) {
+        fast++; // the agent's own records take the fast path
+      }
+      assertSame(mutate(json, rnd));
+    }
+    assertEquals(3000, fast);
+  }
+
+  /** One small change to a valid record's JSON. */
+  private static String mutate(String json, SplittableRandom rnd) {
+    return switch (rnd.nextInt(10)) {
+      case 0 -> json + " x";
+      case 1 -> json.replace("\"host\":", "\"host\":\"dup\",\"host\":");
+      case 2 -> json.replaceFirst("\"offset\":[0-9]+,", "");
+      case 3 -> json.replaceFirst("\"line_count\":[0-9]+", "\"line_count\":null");
+      case 4 -> json.replaceFirst("\"offset\":([0-9]+)", "\"offset\":\"$1\"");
+      case 5 -> json.replace("Z\"", "+00:00\"");
+      case 6 -> json.replace("\"text\":", "\"txt\":");
+      case 7 -> json.substring(0, json.length() - 1 - rnd.nextInt(json.length() / 2));
+      case 8 -> json.replace("\"kind\":\"", "\"kind\":\"X");
+      default -> json.replaceFirst("\"id\":\"[^\"]*\",", "");
+    };
+  }
+
+  private static void assertSame(String json) {
+    byte[] b = json.getBytes(StandardCharsets.UTF_8);
+    LogRecord expected;
+    try {
+      expected = WireJson.readLogRecord(b);
+    } catch (WireFormatException e) {
+      assertEquals(e.getMessage(), reason(() -> CudawatchFormat.read(b)), json);
+      return;
+    }
+    try {
+      assertEquals(expected, CudawatchFormat.read(b), json);
+    } catch (WireFormatException e) {
+      throw new AssertionError("the fast path refused what the tree read reads: " + json, e);
     }
   }
 
