@@ -26,6 +26,8 @@ public final class LogRecordJson {
   private final Buffer out = new Buffer();
   private final JsonGenerator gen;
   private final char[] time = new char[40];
+  private Instant timeOf;
+  private int timeLength;
   private final Segment head = new Segment(9);
   private final Segment tail = new Segment(2);
 
@@ -112,7 +114,10 @@ public final class LogRecordJson {
       return;
     }
     gen.writeFieldName(name);
-    int n = IsoInstant.format(t, time);
+    // a line's ingest time is mostly its event time: formatted once
+    int n = t.equals(timeOf) ? timeLength : IsoInstant.format(t, time);
+    timeOf = t;
+    timeLength = n;
     if (n < 0) {
       gen.writeString(DateTimeFormatter.ISO_INSTANT.format(t)); // a year outside 0000..9999
     } else {
