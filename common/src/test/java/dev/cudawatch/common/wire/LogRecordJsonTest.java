@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** The streaming encoder writes the mapper's bytes, so the processor reads what it always read. */
@@ -70,6 +71,61 @@ class LogRecordJsonTest {
       }
     }
     assertArrayEquals(WireJson.mapper().writeValueAsBytes(full), WireJson.toBytes(full));
+  }
+
+  @Test
+  void keptFieldsAreWrittenAgainWhenAnyOfThemChanges() throws Exception {
+    Map<String, String> attribution = new LinkedHashMap<>();
+    attribution.put("job", "slurm sidecar");
+    attribution.put("rank", "RANK");
+    attribution.put("tried", "slurm, kubernetes");
+    Map<String, String> reversed = new LinkedHashMap<>();
+    reversed.put("tried", "slurm, kubernetes");
+    reversed.put("rank", "RANK");
+    reversed.put("job", "slurm sidecar");
+    Map<String, String> kept = Map.copyOf(attribution); // one instance, as a file's lines share
+    Supplier<LogRecord.Builder> base =
+        () ->
+            LogRecord.builder().host("gpu-node-7").job("4242").rank(300).localRank(1).gpu(3).stream(
+                    "stdout")
+                .source("/var/log/rank3.log")
+                .sourceId("2049:131")
+                .offset(1)
+                .eventTime(Instant.parse("2026-11-26T10:00:00Z"))
+                .text("step 1")
+                .gpuUuid("GPU-0f2c")
+                .attribution(kept);
+    List<LogRecord> variants =
+        List.of(
+            base.get().build(),
+            base.get().text("step 2").offset(7).build(),
+            base.get().host("gpu-node-8").build(),
+            base.get().job(null).build(),
+            base.get().rank(301).build(),
+            base.get().rank(null).build(),
+            base.get().localRank(2).build(),
+            base.get().gpu(null).build(),
+            base.get().kind(RecordKind.KERNEL).build(),
+            base.get().stream("stderr").build(),
+            base.get().source("/var/log/rank4.log").build(),
+            base.get().sourceId(null).build(),
+            base.get().gpuUuid(null).build(),
+            base.get().gpuUuid("MIG-1").build(),
+            base.get().attribution(Map.of("job", "env")).build(),
+            base.get().attribution(attribution).build(),
+            base.get().attribution(reversed).build(),
+            base.get().attribution(null).gpuUuid(null).build(),
+            base.get().source("/" + "p".repeat(5000)).build(),
+            base.get().attribution(Map.of("tried", "x".repeat(5000))).build());
+    // runs of one source and every change between any two, in a fixed random order
+    SplittableRandom random = new SplittableRandom(35);
+    for (int i = 0; i < 3000; i++) {
+      LogRecord r = variants.get(i < 2 * variants.size() ? i / 2 : random.nextInt(variants.size()));
+      assertArrayEquals(
+          WireJson.mapper().writeValueAsBytes(r),
+          encoder.encode(r),
+          () -> new String(encoder.encode(r), StandardCharsets.UTF_8));
+    }
   }
 
   @Test
