@@ -2,9 +2,8 @@ package dev.cudawatch.processor.rules;
 
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
-import java.util.LinkedHashMap;
+import dev.cudawatch.processor.functions.PerKeyThrottle;
 import java.util.List;
-import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
 import org.apache.flink.util.Collector;
@@ -21,7 +20,7 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
 
   private final List<RuleSpec> rules;
   private final long throttleMs;
-  private transient Map<String, Long> lastSent;
+  private transient PerKeyThrottle lastSent;
 
   public JobActivity(RuleSet rules, long throttleMs) {
     this.rules = rules.ofType(RuleSpec.SILENCE);
@@ -30,13 +29,7 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
 
   @Override
   public void open(OpenContext ctx) {
-    lastSent =
-        new LinkedHashMap<>(1024, 0.75f, true) {
-          @Override
-          protected boolean removeEldestEntry(Map.Entry<String, Long> e) {
-            return size() > MAX_JOBS;
-          }
-        };
+    lastSent = new PerKeyThrottle(throttleMs, MAX_JOBS);
   }
 
   @Override
@@ -53,11 +46,10 @@ public final class JobActivity extends RichFlatMapFunction<LogRecord, JobSignal>
     long now = at != null ? at.toEpochMilli() : Long.MAX_VALUE;
     if (!exit) {
       String job = RuleKeys.of(r.host() == null ? "" : r.host(), java.util.List.of(r.job()));
-      Long last = lastSent.get(job);
-      if (last != null && Math.abs(now - last) < throttleMs) {
+      if (lastSent.throttled(job, now)) {
         return;
       }
-      lastSent.put(job, now);
+      lastSent.passed(job, now);
     }
     for (RuleSpec rule : rules) {
       JobSignal s =
