@@ -4,7 +4,7 @@ import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
 import dev.cudawatch.diagnosis.catalog.CatalogLoader;
 import dev.cudawatch.diagnosis.catalog.StepTimeExtractor;
-import dev.cudawatch.processor.functions.PerKeyThrottle;
+import dev.cudawatch.processor.guard.PerKeyThrottle;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;

@@ -2,7 +2,7 @@ package dev.cudawatch.processor.rules;
 
 import dev.cudawatch.common.wire.LogRecord;
 import dev.cudawatch.common.wire.RecordKind;
-import dev.cudawatch.processor.functions.PerKeyThrottle;
+import dev.cudawatch.processor.guard.PerKeyThrottle;
 import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;

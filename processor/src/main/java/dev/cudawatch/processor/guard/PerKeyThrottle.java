@@ -1,4 +1,4 @@
-package dev.cudawatch.processor.functions;
+package dev.cudawatch.processor.guard;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
