@@ -96,9 +96,8 @@ class AgentSlowScontrolIT {
       long ms = (System.nanoTime() - t0) / 1_000_000;
       System.out.println("three new jobs' first lines shipped in " + ms + " ms");
       // 5 s a call: waiting on scontrol would take 5 s at least (15 s before); the 1 s
-      // holds on a quiet machine (96-439 ms measured), a CPU burner beside it needs the slack
-      System.out.println("three new jobs' lines shipped in " + ms + " ms");
-      assertTrue(ms < 3_000, "three new jobs' lines took " + ms + " ms with a slow scontrol");
+      // holds on a quiet machine (96-439 ms measured), a loaded CI machine needs the slack below 5
+      assertTrue(ms < 4_500, "three new jobs' lines took " + ms + " ms with a slow scontrol");
       for (LogRecord r : first) {
         assertEquals(r.source().replaceAll(".*slurm-(\\d+)\\.out", "$1"), r.job(), r.toString());
         assertNull(r.gpu(), "shipped before scontrol answered: " + r);
