@@ -4,7 +4,8 @@
 # spinning (lambdas) those classes again: ~6 s of CPU of a ~21 s start on 2 cores
 # (bench/results/profile-local-start.md). Run by the package phase (-Dcds.skip=true skips it); the
 # dump is classify's (diagnosis/src/build/cds-dump.sh). Any failure leaves no archive, and
-# bin/cudawatch then starts local without one.
+# bin/cudawatch then starts local without one. The run has bin/cudawatch's JIT setting for local
+# (C1 only), as the runs that use the archive do.
 set -uo pipefail
 java="$1" target="$2" dump="$3"
 jar="$target/cudawatch-local.jar"
@@ -12,7 +13,7 @@ jsa="$target/cudawatch-local.jsa"
 work="$target/cds"
 rm -rf "$work" "$jsa"
 mkdir -p "$work/logs"
-"$java" -Xmx1g -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off \
+"$java" -Xmx1g -XX:TieredStopAtLevel=1 -Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off \
   -XX:DumpLoadedClassList="$work/local.classlist" -jar "$jar" --no-kernel-log --no-gpu-samples \
   --http-port 0 --data-dir "$work/data" --logs "$work/logs" >"$work/local.out" 2>&1 &
 pid=$!

@@ -98,6 +98,9 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
     warmUp(catalog, advisor, warmupLines);
   }
 
+  /** Distinct lines of the warm-up. */
+  static final int WARMUP_DISTINCT = 256;
+
   private static final java.util.concurrent.atomic.AtomicBoolean WARM =
       new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -120,8 +123,14 @@ public final class ClassifyStream extends KeyedProcessFunction<String, LogRecord
             new StreamState());
     Instant t = Instant.EPOCH;
     LineMeta meta = new LineMeta("warmup", t, null, null);
+    // a few hundred lines, formatted once and classified in turn: String.format of every line
+    // cost more CPU at start than the classifying it warms (bench/results/profile-local-start.md)
+    String[] text = new String[Math.min(WARMUP_DISTINCT, lines)];
+    for (int i = 0; i < text.length; i++) {
+      text[i] = TrainingOutput.line(i);
+    }
     for (int i = 0; i < lines; i++) {
-      c.accept(TrainingOutput.line(i), meta, t);
+      c.accept(text[i % text.length], meta, t);
     }
     c.flush(t);
   }
