@@ -48,8 +48,8 @@ public final class Shipper implements AutoCloseable {
   /**
    * Record bytes (before compression) sent and not yet acknowledged: see {@link InFlightBytes}. 1
    * MiB, not 2: at 10,000 lines/s over 100 files, 2 MiB of records outlived a young collection and
-   * overflowed the 2 MB survivor spaces, so they were promoted and made a full collection every ~2
-   * s (14 in 35 s against 1; RSS -4 MB). Catching up on one file is no slower (AgentThroughput,
+   * overflowed the 2 MB survivor spaces, so they were promoted: 7-14 full collections in 35 s
+   * against 1-2, and ~4 MB more heap. Catching up on one file is no slower (AgentThroughput,
    * bench/results/profile-agent.md).
    */
   static final int IN_FLIGHT_BYTES = 1 << 20;
