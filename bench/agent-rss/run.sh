@@ -128,5 +128,5 @@ sent = (float(sys.argv[9]) - float(sys.argv[8])) / (t1 - t0)
 wrote = (int(sys.argv[11]) - int(sys.argv[10])) / (t1 - t0)
 mb = os.path.getsize(sys.argv[12]) / 1e6
 print(f"{label} rss_median_mb={statistics.median(rss):.0f} rss_max_mb={max(rss):.0f} "
-      f"cpu_pct={cpu:.0f} lines_per_s_written={wrote:.0f} records_per_s_acked={sent:.0f} jar_mb={mb:.1f}")
+      f"cpu_pct={cpu:.1f} lines_per_s_written={wrote:.0f} records_per_s_acked={sent:.0f} jar_mb={mb:.1f}")
 PY

@@ -10,7 +10,15 @@ import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
-import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmNativeMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmRuntimeInfoMetric;
+import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
+import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import java.util.LinkedHashMap;
@@ -26,8 +34,19 @@ public final class AgentMetrics {
   private final PrometheusRegistry registry = new PrometheusRegistry();
 
   public AgentMetrics(Agent agent, Shipper shipper, DiskSpool spool, LongSupplier streamLines) {
-    // the JVM's and the process's own series (jvm_*, process_*), as every Java exporter has
-    JvmMetrics.builder().register(registry);
+    // the JVM's and the process's own series (jvm_*, process_*), as every Java exporter has, all
+    // of JvmMetrics' but jvm_memory_pool_allocated_bytes_total: it listens to every collection
+    // (several a second at 10,000 lines/s), and the JVM builds each one's JMX notification on its
+    // Notification thread, ~3 % of the agent's CPU (bench/results/profile-agent.md)
+    JvmThreadsMetrics.builder().register(registry);
+    JvmBufferPoolMetrics.builder().register(registry);
+    JvmClassLoadingMetrics.builder().register(registry);
+    JvmCompilationMetrics.builder().register(registry);
+    JvmGarbageCollectorMetrics.builder().register(registry);
+    JvmMemoryMetrics.builder().register(registry);
+    JvmNativeMemoryMetrics.builder().register(registry);
+    JvmRuntimeInfoMetric.builder().register(registry);
+    ProcessMetrics.builder().register(registry);
     // which build this is, as Prometheus' own prometheus_build_info
     Info.builder()
         .name("cudawatch_build_info")

@@ -177,7 +177,7 @@ class RunDiagnosisIT {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx128m");
-    cmd.add("-Dlog4j2.configurationFile=classpath:log4j2.xml");
+    cmd.add("-Dlog4j2.configurationFile=classpath:log4j2.json");
     cmd.addAll(
         List.of(
             "-cp",

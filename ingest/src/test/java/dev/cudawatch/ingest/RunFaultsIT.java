@@ -280,7 +280,7 @@ class RunFaultsIT {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx128m");
-    cmd.add("-Dlog4j2.configurationFile=classpath:log4j2.xml"); // the jars' own, not the tests'
+    cmd.add("-Dlog4j2.configurationFile=classpath:log4j2.json"); // the jars' own, not the tests'
 
     // "--" options are `run`'s, the others the JVM's
     cmd.addAll(java.util.Arrays.stream(jvm).filter(a -> !a.startsWith("--")).toList());

@@ -43,7 +43,7 @@ class LocalFirstScreenIT {
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx1g",
                 // the shipped logging configuration, not the tests' (log4j2-test.xml)
-                "-Dlog4j2.configurationFile=classpath:log4j2.xml",
+                "-Dlog4j2.configurationFile=classpath:log4j2.json",
                 "-cp",
                 System.getProperty("java.class.path"),
                 LocalMain.class.getName(),

@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * Applies the log level and format to the one Log4j 2 configuration every jar carries ({@code
- * log4j2.xml} of common), through system properties it reads. The option wins over {@code
+ * log4j2.json} of common), through system properties it reads. The option wins over {@code
  * CUDAWATCH_LOG_LEVEL}/{@code CUDAWATCH_LOG_FORMAT}; a jar without Log4j (classify) ignores both.
  */
 public final class Logging {

@@ -125,6 +125,12 @@ public final class AttributionChain implements FileSource {
         waitedInWindow += System.nanoTime() - start;
       }
     }
+    if (e != null && of.equals(e.of())) {
+      // the same instance while nothing changed: a line's JSON keeps its file's attribution bytes
+      // only while the map is the same instance (LogRecordJson), and a re-ask each second made a
+      // new one
+      of = e.of();
+    }
     boolean settled = (e != null && e.settled()) || !pending;
     if (!settled) {
       linesBeforeKnown.incrementAndGet();

@@ -45,8 +45,14 @@ public final class Shipper implements AutoCloseable {
   private final InFlightBytes inFlight = new InFlightBytes(IN_FLIGHT_BYTES);
   private volatile boolean closed;
 
-  /** Record bytes (before compression) sent and not yet acknowledged: see {@link InFlightBytes}. */
-  static final int IN_FLIGHT_BYTES = 2 << 20;
+  /**
+   * Record bytes (before compression) sent and not yet acknowledged: see {@link InFlightBytes}. 1
+   * MiB, not 2: at 10,000 lines/s over 100 files, 2 MiB of records outlived a young collection and
+   * overflowed the 2 MB survivor spaces, so they were promoted: 7-14 full collections in 35 s
+   * against 1-2, and ~4 MB more heap. Catching up on one file is no slower (AgentThroughput,
+   * bench/results/profile-agent.md).
+   */
+  static final int IN_FLIGHT_BYTES = 1 << 20;
 
   /** A shipper without a dead-letter store: rejected records are logged and counted as dropped. */
   public Shipper(KafkaSettings kafka) {
