@@ -6,11 +6,15 @@ import dev.cudawatch.processor.records.JsonSerializer;
 import dev.cudawatch.processor.records.KeySerializer;
 import dev.cudawatch.processor.records.RawRecord;
 import dev.cudawatch.processor.records.RawRecordDeserializer;
+import java.util.Optional;
 import java.util.Properties;
 import org.apache.flink.api.common.serialization.SerializationSchema;
 import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.lineage.KafkaDatasetFacet;
+import org.apache.flink.connector.kafka.lineage.KafkaDatasetFacetProvider;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.TransactionNamingStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.util.function.SerializableFunction;
@@ -54,6 +58,13 @@ public final class KafkaConnectors {
                     .build()))
         .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
         .setTransactionalIdPrefix(s.transactionalIdPrefix() + "-" + topic)
+        // a small pool of transactional ids reused, not a new one per checkpoint (the default):
+        // each new id costs an InitProducerId round trip inside the checkpoint, and the broker
+        // keeps every id it saw for transactional.id.expiration.ms (7 days), which at local's
+        // 100 ms checkpoints is 60 new ids a second. One-way: the connector moves a job's
+        // savepoint from incrementing to pooled ids, not back. Aborting lingering transactions
+        // then lists them (ListTransactions: Describe on the prefix's ids where ACLs are on).
+        .setTransactionNamingStrategy(TransactionNamingStrategy.POOLING)
         .build();
   }
 
@@ -62,7 +73,8 @@ public final class KafkaConnectors {
    * records stamped more than {@code log.message.timestamp.after.max.ms} (1 h) ahead, so one
    * incident from a clock far in the future would fail the sink, and the job, on every retry.
    */
-  static final class WrittenNow<T> implements KafkaRecordSerializationSchema<T> {
+  static final class WrittenNow<T>
+      implements KafkaRecordSerializationSchema<T>, KafkaDatasetFacetProvider {
     private static final long serialVersionUID = 1L;
     private final KafkaRecordSerializationSchema<T> inner;
 
@@ -80,6 +92,14 @@ public final class KafkaConnectors {
     public ProducerRecord<byte[], byte[]> serialize(
         T element, KafkaSinkContext ctx, Long timestamp) {
       return inner.serialize(element, ctx, null);
+    }
+
+    /** The topic written: pooled transactional ids need it to find lingering transactions. */
+    @Override
+    public Optional<KafkaDatasetFacet> getKafkaDatasetFacet() {
+      return inner instanceof KafkaDatasetFacetProvider p
+          ? p.getKafkaDatasetFacet()
+          : Optional.empty();
     }
   }
 }

@@ -28,6 +28,9 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -90,6 +93,7 @@ class ProcessorRecoveryIT {
         seen.merge(a.fingerprint() + "/" + a.state(), 1, Integer::sum);
       }
       assertEquals(expectAlerts, read.size(), "alerts in the topic");
+      assertTransactionalIdsPooled(checkpoints);
       assertTrue(
           seen.values().stream().allMatch(n -> n == 1),
           "duplicates: "
@@ -99,6 +103,31 @@ class ProcessorRecoveryIT {
                   .toList());
     } finally {
       second.cancel().get();
+    }
+  }
+
+  /**
+   * The sinks reuse a pool of transactional ids: the broker keeps each id it saw for a week, so a
+   * new id per checkpoint and sink subtask (the connector's default) grows its memory with uptime.
+   */
+  private static void assertTransactionalIdsPooled(Path checkpoints) throws Exception {
+    int checkpointsTaken = number(newestCheckpoint(checkpoints).orElseThrow());
+    // incidents, alerts, job failures, actions, dead letters, each at parallelism 2
+    int sinkSubtasks = 5 * 2;
+    try (Admin admin =
+        Admin.create(
+            Map.<String, Object>of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+      List<String> ids =
+          admin.listTransactions().all().get().stream()
+              .map(TransactionListing::transactionalId)
+              .filter(id -> id.startsWith("recovery-it"))
+              .toList();
+      assertTrue(checkpointsTaken >= 8, "checkpoints taken: " + checkpointsTaken);
+      // a few per sink subtask (one open, one committing, a spare), however many checkpoints ran
+      assertTrue(
+          ids.size() <= sinkSubtasks * 4,
+          ids.size() + " transactional ids after " + checkpointsTaken + " checkpoints: " + ids);
     }
   }
 
