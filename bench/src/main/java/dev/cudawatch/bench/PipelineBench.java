@@ -80,6 +80,9 @@ public final class PipelineBench {
    * cores other processes take explain most of the spread between runs.
    */
   static void throughput(Path dir, int n) throws Exception {
+    if (n < 100 * TENTHS) {
+      throw new IllegalArgumentException("throughput needs at least " + 100 * TENTHS + " records");
+    }
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
       broker.createTopics(Topics.ALL, PARTITIONS);
       long[] perPartition = new long[PARTITIONS];
