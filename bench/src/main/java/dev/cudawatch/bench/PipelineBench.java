@@ -62,25 +62,167 @@ public final class PipelineBench {
 
   // ---- throughput ----------------------------------------------------------------------------
 
+  /**
+   * Each partition gets its own markers: a partition's marker is read after everything its source
+   * subtask read before it, so a marker in one partition says nothing of the other's progress.
+   */
+  private static final int PARTITIONS = 2;
+
+  /** Markers after every tenth of the records: tenth 0 is JIT warm-up and the first checkpoints. */
+  private static final int TENTHS = 10;
+
+  /**
+   * Times the job by when it read marker lines, not when their incidents became visible: each
+   * marker's incident carries the classifier's processing time (its flush timer, the same delay
+   * after every marker), while visibility waits for the next checkpoint's commit (up to 1 s more)
+   * and the first commit comes only after the job has already read records it would not count.
+   * Beside each tenth's rate it prints how much CPU the whole JVM had: on a shared machine the
+   * cores other processes take explain most of the spread between runs.
+   */
   static void throughput(Path dir, int n) throws Exception {
+    if (n < 100 * TENTHS) {
+      throw new IllegalArgumentException("throughput needs at least " + 100 * TENTHS + " records");
+    }
     try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.start(dir.resolve("kafka"))) {
-      broker.createTopics(Topics.ALL, 2);
-      long bytes = preload(broker.bootstrapServers(), n);
+      broker.createTopics(Topics.ALL, PARTITIONS);
+      long[] perPartition = new long[PARTITIONS];
+      long bytes = preload(broker.bootstrapServers(), n, perPartition);
       long submitted = System.nanoTime();
+      CpuSampler cpu = CpuSampler.start();
       JobClient job = BenchJob.start(broker.bootstrapServers(), "bench", null);
-      long[] seen = awaitMarkers(broker.bootstrapServers(), Duration.ofMinutes(10));
+      Map<String, Marker> seen = awaitMarkers(broker.bootstrapServers(), Duration.ofMinutes(10));
       job.cancel().get();
-      double secs = (seen[1] - seen[0]) / 1e9;
+      cpu.stop();
+      // a tenth starts when the first partition reaches it and ends when the last one does, so
+      // every record counted was read inside the window
+      long[] from = new long[TENTHS + 1];
+      long[] to = new long[TENTHS + 1];
+      for (int k = 0; k <= TENTHS; k++) {
+        from[k] = Long.MAX_VALUE;
+        for (int p = 0; p < PARTITIONS; p++) {
+          long t = seen.get(markerName(k, p)).detectedMillis();
+          from[k] = Math.min(from[k], t);
+          to[k] = Math.max(to[k], t);
+        }
+      }
+      List<String> rates = new ArrayList<>();
+      List<String> cores = new ArrayList<>();
+      for (int k = 0; k < TENTHS; k++) {
+        rates.add(String.format("%,.0f", n / (double) TENTHS / ((to[k + 1] - from[k]) / 1e3)));
+        cores.add(String.format("%.2f", cpu.cores(from[k], to[k + 1])));
+      }
+      long steadyRecords = n - (long) n / TENTHS;
+      double steadySecs = (to[TENTHS] - from[1]) / 1e3;
+      double cpuSecs = cpu.seconds(from[1], to[TENTHS]);
+      long firstVisible =
+          seen.values().stream().mapToLong(Marker::visibleNanos).min().orElseThrow();
+      long lastVisible = 0;
+      for (int p = 0; p < PARTITIONS; p++) {
+        lastVisible = Math.max(lastVisible, seen.get(markerName(TENTHS, p)).visibleNanos());
+      }
       System.out.printf(
-          "records between the markers: %,d (%,.1f MB of JSON)%n"
-              + "first marker's incident %.1f s after submission (job start + catching up)%n"
-              + "sustained: %,.0f records/s (%,.1f MB/s) through Kafka -> Flink -> incidents%n",
-          n, bytes / 1e6, (seen[0] - submitted) / 1e9, n / secs, bytes / 1e6 / secs);
+          "records between the markers: %,d (%,.1f MB of JSON), per partition %s%n"
+              + "first marker's incident %.1f s after submission (job start + first checkpoint)%n"
+              + "records/s in each tenth of the records: %s%n"
+              + "cores this JVM used in each tenth (of %d): %s%n"
+              + "whole run (JIT and first checkpoint included): %,.0f records/s%n"
+              + "first commit to last commit (the window before perf-job4): %,.0f records/s%n"
+              + "CPU in the sustained window: %.1f s in %.1f s (%.2f cores), %.1f us per record%n"
+              + "sustained: %,.0f records/s (%,.1f MB/s) through Kafka -> Flink -> incidents,"
+              + " the last nine tenths of the records, by when the job read the markers%n",
+          n,
+          bytes / 1e6,
+          java.util.Arrays.toString(perPartition),
+          (firstVisible - submitted) / 1e9,
+          rates,
+          Runtime.getRuntime().availableProcessors(),
+          cores,
+          n / ((to[TENTHS] - from[0]) / 1e3),
+          n / ((lastVisible - firstVisible) / 1e9),
+          cpuSecs,
+          steadySecs,
+          cpuSecs / steadySecs,
+          cpuSecs * 1e6 / steadyRecords,
+          steadyRecords / steadySecs,
+          bytes * (TENTHS - 1) / TENTHS / 1e6 / steadySecs);
     }
   }
 
-  /** A start marker, {@code n} lines of 32 streams of training output, an end marker. */
-  private static long preload(String bootstrap, int n) throws Exception {
+  /** A marker's incident: when the classifier flushed it (ms) and when it became visible (ns). */
+  private record Marker(long detectedMillis, long visibleNanos) {}
+
+  /** The host of the marker after tenth {@code k} in {@code partition} (k = 0: before any). */
+  private static String markerName(int k, int partition) {
+    return "marker-" + k + "-" + partition;
+  }
+
+  /**
+   * The JVM's CPU time every 50 ms against the wall clock (the markers' times are the wall clock),
+   * so the CPU of any window can be read afterwards.
+   */
+  private static final class CpuSampler {
+    private final long[] wallMillis = new long[24_000]; // 20 min
+    private final long[] cpuNanos = new long[wallMillis.length];
+    private volatile int size;
+    private volatile boolean running = true;
+    private Thread thread;
+
+    static CpuSampler start() {
+      CpuSampler s = new CpuSampler();
+      var os =
+          (com.sun.management.OperatingSystemMXBean)
+              java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+      s.thread =
+          new Thread(
+              () -> {
+                while (s.running && s.size < s.wallMillis.length) {
+                  s.wallMillis[s.size] = System.currentTimeMillis();
+                  s.cpuNanos[s.size] = os.getProcessCpuTime();
+                  s.size++;
+                  try {
+                    Thread.sleep(50);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "cpu-sampler");
+      s.thread.setDaemon(true);
+      s.thread.start();
+      return s;
+    }
+
+    void stop() throws InterruptedException {
+      running = false;
+      thread.join();
+    }
+
+    /** CPU seconds between two wall-clock times, interpolated between samples. */
+    double seconds(long fromMillis, long toMillis) {
+      return (at(toMillis) - at(fromMillis)) / 1e9;
+    }
+
+    double cores(long fromMillis, long toMillis) {
+      return seconds(fromMillis, toMillis) / ((toMillis - fromMillis) / 1e3);
+    }
+
+    private double at(long millis) {
+      int i = 1;
+      while (i < size - 1 && wallMillis[i] < millis) {
+        i++;
+      }
+      long w0 = wallMillis[i - 1];
+      long w1 = wallMillis[i];
+      double f = w1 == w0 ? 0 : Math.max(0, Math.min(1, (millis - w0) / (double) (w1 - w0)));
+      return cpuNanos[i - 1] + f * (cpuNanos[i] - cpuNanos[i - 1]);
+    }
+  }
+
+  /**
+   * {@code n} lines of 32 streams of training output, with a marker in each partition before them
+   * and after each tenth of them.
+   */
+  private static long preload(String bootstrap, int n, long[] perPartition) throws Exception {
     List<String> lines = TrainingLogGenerator.lines(Math.min(n, 200_000), 50_000, 7);
     long bytes = 0;
     try (var p =
@@ -96,9 +238,12 @@ public final class PipelineBench {
                 "lz4"),
             new ByteArraySerializer(),
             new ByteArraySerializer())) {
-      send(p, marker("marker-start"));
+      sendMarkers(p, 0);
       Instant t0 = Instant.parse("2026-11-22T03:00:00Z");
       for (int i = 0; i < n; i++) {
+        if (i > 0 && i % (n / TENTHS) == 0 && i / (n / TENTHS) < TENTHS) {
+          sendMarkers(p, i / (n / TENTHS));
+        }
         int stream = i % 32;
         LogRecord r =
             LogRecord.builder()
@@ -110,12 +255,22 @@ public final class PipelineBench {
                 .eventTime(t0.plusMillis(i / 10))
                 .text(lines.get(i % lines.size()))
                 .build();
-        bytes += send(p, r);
+        // Streams alternate over the partitions: by their keys' hash the 32 streams split 18 / 14,
+        // and the lighter partition's source then idles for the last ~2 s (of ~14) of the run.
+        int partition = stream % PARTITIONS;
+        perPartition[partition]++;
+        bytes += send(p, r, partition);
       }
-      send(p, marker("marker-end"));
+      sendMarkers(p, TENTHS);
       p.flush();
     }
     return bytes;
+  }
+
+  private static void sendMarkers(KafkaProducer<byte[], byte[]> p, int tenth) {
+    for (int partition = 0; partition < PARTITIONS; partition++) {
+      send(p, marker(markerName(tenth, partition)), partition);
+    }
   }
 
   private static LogRecord marker(String host) {
@@ -129,15 +284,20 @@ public final class PipelineBench {
         .build();
   }
 
-  private static int send(KafkaProducer<byte[], byte[]> p, LogRecord r) {
+  /** Sends {@code r} to {@code partition}, with its stream key as the record's key. */
+  private static int send(KafkaProducer<byte[], byte[]> p, LogRecord r, int partition) {
     byte[] v = WireJson.toBytes(r);
-    p.send(new ProducerRecord<>(Topics.LOGS, r.streamKey().getBytes(StandardCharsets.UTF_8), v));
+    p.send(
+        new ProducerRecord<>(
+            Topics.LOGS, partition, r.streamKey().getBytes(StandardCharsets.UTF_8), v));
     return v.length;
   }
 
-  /** When each marker's incident became visible to a read_committed reader (nanoTime). */
-  private static long[] awaitMarkers(String bootstrap, Duration timeout) throws Exception {
-    long[] seen = {0, 0};
+  /** Each marker's incident, by its host, once every one is visible. */
+  private static Map<String, Marker> awaitMarkers(String bootstrap, Duration timeout)
+      throws Exception {
+    Map<String, Marker> seen = new ConcurrentHashMap<>();
+    int expected = (TENTHS + 1) * PARTITIONS;
     try (var c =
         new KafkaConsumer<byte[], byte[]>(
             Map.of(
@@ -149,19 +309,18 @@ public final class PipelineBench {
             new ByteArrayDeserializer())) {
       c.subscribe(List.of(Topics.INCIDENTS));
       long deadline = System.nanoTime() + timeout.toNanos();
-      while (seen[1] == 0 && System.nanoTime() < deadline) {
+      while (seen.size() < expected && System.nanoTime() < deadline) {
         for (var rec : c.poll(Duration.ofMillis(50))) {
           Incident i = WireJson.readIncident(rec.value());
-          if ("marker-start".equals(i.host()) && seen[0] == 0) {
-            seen[0] = System.nanoTime();
-          } else if ("marker-end".equals(i.host())) {
-            seen[1] = System.nanoTime();
+          if (i.host() != null && i.host().startsWith("marker-")) {
+            seen.putIfAbsent(
+                i.host(), new Marker(i.detectedTime().toEpochMilli(), System.nanoTime()));
           }
         }
       }
     }
-    if (seen[1] == 0) {
-      throw new IllegalStateException("the end marker never arrived");
+    if (seen.size() < expected) {
+      throw new IllegalStateException("only these markers arrived: " + seen.keySet());
     }
     return seen;
   }
