@@ -45,6 +45,7 @@ def figures(v, rg_s, lines):
     f["agent_rss_max"] = one("rss_rss_max_mb")
     f["agent_rss_median"] = one("rss_rss_median_mb")
     f["job"] = one("job_rps")
+    f["job_us"] = one("job_us_per_record")
     f["p50"] = one("latency_p50_ms")
     f["p99"] = one("latency_p99_ms")
     f["first"] = one("first_incident_ms")
@@ -60,8 +61,9 @@ ROWS = [
     ("agent_rss_max", "agent: RSS max MB, 100 files at 10,000 lines/s", "≤ 100", lambda x: x <= 100, "{:.0f}"),
     ("agent_rss_median", "agent: RSS median MB, same run", "", None, "{:.0f}"),
     ("agent_lps", "agent: lines/s catching up (same run as its cores)", "", None, "{:,.0f}"),
-    ("job", "job: records/s, Kafka → Flink (p=2, exactly once) → incidents (median of 3)", "≥ 200,000",
-     lambda x: x >= 200_000, "{:,.0f}"),
+    ("job", "job: records/s, Kafka → Flink (p=2, exactly once) → incidents, the last nine tenths of "
+     "2 M records (median of 3)", "≥ 200,000", lambda x: x >= 200_000, "{:,.0f}"),
+    ("job_us", "job: CPU µs per record, same window (median of 3)", "", None, "{:.1f}"),
     ("classify", "classify --json, whole process, against ripgrep's keyword scan", "≥ 0.50×",
      lambda x: x >= 0.5, "{:.2f}×"),
     ("classify_lps", "classify --json, lines/s (best of 3)", "", None, "{:,.0f}"),
