@@ -5,7 +5,6 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpField;
@@ -207,26 +206,12 @@ public final class GuardedHttpServer implements AutoCloseable {
       for (HttpField f : request.getHeaders()) {
         headers.putIfAbsent(f.getLowerCaseName(), f.getValue());
       }
-      Response r;
-      try {
-        if (loopback && !loopbackHost(headers.get("host"))) {
-          r = error(421, "this server answers only to a loopback Host (DNS rebinding)");
-        } else if (auth != null && !auth.allows(headers.get("authorization"))) {
-          r =
-              new Response(
-                  401,
-                  "application/json",
-                  error(401, "authentication required").body(),
-                  Map.of("WWW-Authenticate", "Basic realm=\"cudawatch\", charset=\"UTF-8\""));
-        } else {
-          r =
-              handler.handle(
-                  new Request(request.getMethod(), request.getHttpURI().getPathQuery(), headers));
-        }
-      } catch (IOException | RuntimeException e) {
-        LOG.error("http: handler failed", e);
-        r = error(500, "internal error");
-      }
+      Response r =
+          HttpGuard.answer(
+              handler,
+              loopback,
+              auth,
+              new Request(request.getMethod(), request.getHttpURI().getPathQuery(), headers));
       response.setStatus(r.status());
       var h = response.getHeaders();
       h.put(HttpHeader.CONTENT_TYPE, r.contentType());
@@ -240,24 +225,11 @@ public final class GuardedHttpServer implements AutoCloseable {
 
   /** localhost, 127.x.x.x or [::1], with or without a port. */
   public static boolean loopbackHost(String host) {
-    if (host == null) {
-      return true; // HTTP/1.0 tools; a browser (the rebinding attacker's tool) always sends one
-    }
-    String h = host.toLowerCase(Locale.ROOT);
-    if (h.startsWith("[")) {
-      int end = h.indexOf(']');
-      return end > 0 && h.substring(1, end).equals("::1");
-    }
-    int colon = h.indexOf(':');
-    if (colon >= 0) {
-      h = h.substring(0, colon);
-    }
-    return h.equals("localhost") || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+    return HttpGuard.loopbackHost(host);
   }
 
   public static Response error(int status, String message) {
-    String json = "{\"error\":\"" + message.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
-    return new Response(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
+    return HttpGuard.error(status, message);
   }
 
   @Override
