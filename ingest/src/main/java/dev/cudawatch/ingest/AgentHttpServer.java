@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
+import dev.cudawatch.common.http.BasicAuth;
 import dev.cudawatch.common.http.GuardedHttpServer.Handler;
 import dev.cudawatch.common.http.GuardedHttpServer.Request;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
@@ -79,7 +80,7 @@ final class AgentHttpServer implements AutoCloseable {
               return t;
             });
     server.setExecutor(workers);
-    var auth = web == null ? null : web.basicAuth();
+    BasicAuth auth = web == null ? null : web.basicAuth();
     server.createContext("/", x -> exchange(x, handler, loopback, auth));
     startAsDaemon();
   }

@@ -28,16 +28,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one HTTP server of the alerts service and the node agent, for read-only GET endpoints that a
- * slow or hostile client cannot block: Jetty's core (no servlets), which parses request heads on
- * its selector without holding a thread, so clients that never finish a head take no worker. On top
- * of it, the limits of cudawatch's old hand-written server stay: at most {@code maxConnections}
- * connections (more wait in the accept queue), a request head of at most {@link #MAX_HEAD_BYTES}
- * (431) that must arrive within {@code requestTimeoutMs} (408), any connection closed after {@code
- * connectionTimeoutMs} (a client that does not read its response), one request per connection.
- * Bound to a loopback address it answers only requests whose {@code Host} names a loopback host
- * (421), so a web page cannot reach it through DNS rebinding. A {@link WebConfig} adds TLS and
- * basic auth, as Prometheus exporters do; every path is behind the auth, /healthz too.
+ * The alerts service's HTTP server (the node agent has the same checks on the JDK's server, to load
+ * no Jetty), for read-only GET endpoints that a slow or hostile client cannot block: Jetty's core
+ * (no servlets), which parses request heads on its selector without holding a thread, so clients
+ * that never finish a head take no worker. On top of it, the limits of cudawatch's old hand-written
+ * server stay: at most {@code maxConnections} connections (more wait in the accept queue), a
+ * request head of at most {@link #MAX_HEAD_BYTES} (431) that must arrive within {@code
+ * requestTimeoutMs} (408), any connection closed after {@code connectionTimeoutMs} (a client that
+ * does not read its response), one request per connection. Bound to a loopback address it answers
+ * only requests whose {@code Host} names a loopback host (421), so a web page cannot reach it
+ * through DNS rebinding. A {@link WebConfig} adds TLS and basic auth, as Prometheus exporters do;
+ * every path is behind the auth, /healthz too.
  */
 public final class GuardedHttpServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GuardedHttpServer.class);
