@@ -1,8 +1,8 @@
 package dev.cudawatch.ingest;
 
-import dev.cudawatch.common.http.GuardedHttpServer;
 import dev.cudawatch.common.http.GuardedHttpServer.Request;
 import dev.cudawatch.common.http.GuardedHttpServer.Response;
+import dev.cudawatch.common.http.HttpGuard;
 import dev.cudawatch.common.http.WebConfig;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -12,9 +12,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 
 /**
- * The agent's {@code /metrics} (Prometheus text format) and {@code /healthz}, on the guarded server
- * the alerts service uses too: slow or idle clients are cut off at a deadline and cannot take the
- * workers a probe needs. TLS and basic auth come from the agent's {@code web_config_file}.
+ * The agent's {@code /metrics} (Prometheus text format) and {@code /healthz}, on {@link
+ * AgentHttpServer}: the alerts service's checks and limits on the JDK's server, so slow or idle
+ * clients are cut off at a deadline and cannot take the worker a probe needs. TLS and basic auth
+ * come from the agent's {@code web_config_file}.
  */
 final class AgentEndpoint implements AutoCloseable {
   static final int MAX_CONNECTIONS = 32;
@@ -24,7 +25,7 @@ final class AgentEndpoint implements AutoCloseable {
   /** The health body and whether it is healthy. */
   record Health(boolean ok, String json) {}
 
-  private final GuardedHttpServer server;
+  private final AgentHttpServer server;
   private final PrometheusRegistry registry;
   private final Supplier<Health> health;
   private final PrometheusTextFormatWriter text = PrometheusTextFormatWriter.create();
@@ -35,7 +36,7 @@ final class AgentEndpoint implements AutoCloseable {
     this.registry = registry;
     this.health = health;
     this.server =
-        new GuardedHttpServer(
+        new AgentHttpServer(
             host,
             port,
             MAX_CONNECTIONS,
@@ -52,7 +53,7 @@ final class AgentEndpoint implements AutoCloseable {
       path = path.substring(0, q);
     }
     if (!r.method().equals("GET") && !r.method().equals("HEAD")) {
-      return GuardedHttpServer.error(405, "only GET and HEAD");
+      return HttpGuard.error(405, "only GET and HEAD");
     }
     if (path.equals("/metrics")) {
       ByteArrayOutputStream out = new ByteArrayOutputStream();

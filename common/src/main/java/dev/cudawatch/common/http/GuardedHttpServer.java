@@ -5,7 +5,6 @@ import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpField;
@@ -29,16 +28,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one HTTP server of the alerts service and the node agent, for read-only GET endpoints that a
- * slow or hostile client cannot block: Jetty's core (no servlets), which parses request heads on
- * its selector without holding a thread, so clients that never finish a head take no worker. On top
- * of it, the limits of cudawatch's old hand-written server stay: at most {@code maxConnections}
- * connections (more wait in the accept queue), a request head of at most {@link #MAX_HEAD_BYTES}
- * (431) that must arrive within {@code requestTimeoutMs} (408), any connection closed after {@code
- * connectionTimeoutMs} (a client that does not read its response), one request per connection.
- * Bound to a loopback address it answers only requests whose {@code Host} names a loopback host
- * (421), so a web page cannot reach it through DNS rebinding. A {@link WebConfig} adds TLS and
- * basic auth, as Prometheus exporters do; every path is behind the auth, /healthz too.
+ * The alerts service's HTTP server (the node agent has the same checks on the JDK's server, to load
+ * no Jetty), for read-only GET endpoints that a slow or hostile client cannot block: Jetty's core
+ * (no servlets), which parses request heads on its selector without holding a thread, so clients
+ * that never finish a head take no worker. On top of it, the limits of cudawatch's old hand-written
+ * server stay: at most {@code maxConnections} connections (more wait in the accept queue), a
+ * request head of at most {@link #MAX_HEAD_BYTES} (431) that must arrive within {@code
+ * requestTimeoutMs} (408), any connection closed after {@code connectionTimeoutMs} (a client that
+ * does not read its response), one request per connection. Bound to a loopback address it answers
+ * only requests whose {@code Host} names a loopback host (421), so a web page cannot reach it
+ * through DNS rebinding. A {@link WebConfig} adds TLS and basic auth, as Prometheus exporters do;
+ * every path is behind the auth, /healthz too.
  */
 public final class GuardedHttpServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GuardedHttpServer.class);
@@ -207,26 +207,12 @@ public final class GuardedHttpServer implements AutoCloseable {
       for (HttpField f : request.getHeaders()) {
         headers.putIfAbsent(f.getLowerCaseName(), f.getValue());
       }
-      Response r;
-      try {
-        if (loopback && !loopbackHost(headers.get("host"))) {
-          r = error(421, "this server answers only to a loopback Host (DNS rebinding)");
-        } else if (auth != null && !auth.allows(headers.get("authorization"))) {
-          r =
-              new Response(
-                  401,
-                  "application/json",
-                  error(401, "authentication required").body(),
-                  Map.of("WWW-Authenticate", "Basic realm=\"cudawatch\", charset=\"UTF-8\""));
-        } else {
-          r =
-              handler.handle(
-                  new Request(request.getMethod(), request.getHttpURI().getPathQuery(), headers));
-        }
-      } catch (IOException | RuntimeException e) {
-        LOG.error("http: handler failed", e);
-        r = error(500, "internal error");
-      }
+      Response r =
+          HttpGuard.answer(
+              handler,
+              loopback,
+              auth,
+              new Request(request.getMethod(), request.getHttpURI().getPathQuery(), headers));
       response.setStatus(r.status());
       var h = response.getHeaders();
       h.put(HttpHeader.CONTENT_TYPE, r.contentType());
@@ -240,24 +226,11 @@ public final class GuardedHttpServer implements AutoCloseable {
 
   /** localhost, 127.x.x.x or [::1], with or without a port. */
   public static boolean loopbackHost(String host) {
-    if (host == null) {
-      return true; // HTTP/1.0 tools; a browser (the rebinding attacker's tool) always sends one
-    }
-    String h = host.toLowerCase(Locale.ROOT);
-    if (h.startsWith("[")) {
-      int end = h.indexOf(']');
-      return end > 0 && h.substring(1, end).equals("::1");
-    }
-    int colon = h.indexOf(':');
-    if (colon >= 0) {
-      h = h.substring(0, colon);
-    }
-    return h.equals("localhost") || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+    return HttpGuard.loopbackHost(host);
   }
 
   public static Response error(int status, String message) {
-    String json = "{\"error\":\"" + message.replace("\\", "\\\\").replace("\"", "\\\"") + "\"}";
-    return new Response(status, "application/json", json.getBytes(StandardCharsets.UTF_8));
+    return HttpGuard.error(status, message);
   }
 
   @Override

@@ -17,6 +17,11 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 
 /**
@@ -102,11 +107,7 @@ public final class TlsFiles {
     f.setKeyStore(keys);
     f.setKeyStorePassword(new String(IN_MEMORY));
     f.setKeyManagerPassword(new String(IN_MEMORY));
-    List<String> all = WebConfig.TlsServerConfig.VERSIONS;
-    f.setIncludeProtocols(
-        all.subList(all.indexOf(config.minVersion()), all.indexOf(config.maxVersion()) + 1).stream()
-            .map(TlsFiles::protocol)
-            .toArray(String[]::new));
+    f.setIncludeProtocols(protocols());
     if (clientCas != null) {
       f.setTrustStore(clientCas);
     }
@@ -118,6 +119,48 @@ public final class TlsFiles {
       }
     }
     return f;
+  }
+
+  /**
+   * The JDK's context for the same key, client CAs and versions (the agent's server, which has no
+   * Jetty); {@link #parameters} gives the versions and client-certificate mode for each connection.
+   */
+  public SSLContext sslContext() throws GeneralSecurityException {
+    KeyManagerFactory km = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    km.init(keys, IN_MEMORY);
+    TrustManager[] trust = null;
+    if (clientCas != null) {
+      TrustManagerFactory tm =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tm.init(clientCas);
+      trust = tm.getTrustManagers();
+    }
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(km.getKeyManagers(), trust, null);
+    return context;
+  }
+
+  /** The context's defaults narrowed to the configured versions and client-certificate mode. */
+  public SSLParameters parameters(SSLContext context) {
+    SSLParameters p = context.getDefaultSSLParameters();
+    p.setProtocols(protocols());
+    switch (config.clientAuthType()) {
+      case "VerifyClientCertIfGiven" -> p.setWantClientAuth(true);
+      case "RequireAndVerifyClientCert" -> p.setNeedClientAuth(true);
+      default -> {
+        // NoClientCert
+      }
+    }
+    return p;
+  }
+
+  private String[] protocols() {
+    List<String> all = WebConfig.TlsServerConfig.VERSIONS;
+    return all
+        .subList(all.indexOf(config.minVersion()), all.indexOf(config.maxVersion()) + 1)
+        .stream()
+        .map(TlsFiles::protocol)
+        .toArray(String[]::new);
   }
 
   private static String protocol(String version) {
