@@ -39,6 +39,9 @@ public final class SelfSignedCertificate {
                 "CN=localhost",
                 "-ext",
                 "san=dns:localhost,ip:127.0.0.1",
+                // its own CA too: Prometheus (Go) takes it as the scrape's ca_file only so
+                "-ext",
+                "bc:c=ca:true",
                 "-startdate",
                 "2020/01/01 00:00:00",
                 "-validity",

@@ -9,7 +9,7 @@ import dev.cudawatch.alerts.RealPrometheus;
 import dev.cudawatch.common.config.KafkaSettings;
 import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.testkit.Await;
-import java.io.ByteArrayInputStream;
+import dev.cudawatch.testkit.SelfSignedCertificate;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -18,17 +18,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.security.crypto.bcrypt.BCrypt;
@@ -48,7 +41,7 @@ class WebConfigPrometheusIT {
   @Test
   void prometheusScrapesOverTlsWithBasicAuthAndOthersAreRefused() throws Exception {
     Path cert = dir.resolve("cert.pem");
-    selfSignedCertificate(cert, dir.resolve("key.pem"));
+    SelfSignedCertificate.write(cert, dir.resolve("key.pem"));
     Path web = dir.resolve("web-config.yml");
     Files.writeString(
         web,
@@ -75,7 +68,7 @@ class WebConfigPrometheusIT {
       String base = "https://127.0.0.1:" + port;
       HttpClient https =
           HttpClient.newBuilder()
-              .sslContext(trusting(cert))
+              .sslContext(SelfSignedCertificate.trusting(cert))
               .connectTimeout(Duration.ofSeconds(5))
               .build();
 
@@ -177,79 +170,5 @@ class WebConfigPrometheusIT {
 
   private static HttpResponse.BodyHandler<String> body() {
     return HttpResponse.BodyHandlers.ofString();
-  }
-
-  private static SSLContext trusting(Path certPem) throws Exception {
-    KeyStore trust = KeyStore.getInstance("PKCS12");
-    trust.load(null, null);
-    try (var in = new ByteArrayInputStream(Files.readAllBytes(certPem))) {
-      trust.setCertificateEntry(
-          "cudawatch", CertificateFactory.getInstance("X.509").generateCertificate(in));
-    }
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(trust);
-    SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(null, tmf.getTrustManagers(), null);
-    return ctx;
-  }
-
-  /**
-   * A self-signed certificate for localhost and 127.0.0.1 by keytool, written as PEM (certificate,
-   * PKCS#8 key). Valid from a fixed date in the past for a century, so it holds under a shifted
-   * clock (faketime) and for Prometheus, whose Go clock faketime does not shift.
-   */
-  private static void selfSignedCertificate(Path certPem, Path keyPem) throws Exception {
-    Path p12 = certPem.resolveSibling("server.p12");
-    Process keytool =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair",
-                "-alias",
-                "server",
-                "-keyalg",
-                "RSA",
-                "-keysize",
-                "2048",
-                "-dname",
-                "CN=localhost",
-                "-ext",
-                "san=dns:localhost,ip:127.0.0.1",
-                "-ext",
-                "bc:c=ca:true",
-                "-startdate",
-                "2020/01/01 00:00:00",
-                "-validity",
-                "36500",
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                p12.toString(),
-                "-storepass",
-                "changeit")
-            .redirectErrorStream(true)
-            .start();
-    String out = new String(keytool.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(keytool.waitFor(60, TimeUnit.SECONDS), "keytool did not finish");
-    assertEquals(0, keytool.exitValue(), out);
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    try (var in = Files.newInputStream(p12)) {
-      ks.load(in, "changeit".toCharArray());
-    }
-    Certificate c = ks.getCertificate("server");
-    Files.writeString(certPem, pem("CERTIFICATE", c.getEncoded()));
-    Files.writeString(
-        keyPem, pem("PRIVATE KEY", ks.getKey("server", "changeit".toCharArray()).getEncoded()));
-    assertEquals(List.of("RSA"), List.of(c.getPublicKey().getAlgorithm()));
-  }
-
-  private static String pem(String type, byte[] der) {
-    return "-----BEGIN "
-        + type
-        + "-----\n"
-        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der)
-        + "\n-----END "
-        + type
-        + "-----\n";
   }
 }
