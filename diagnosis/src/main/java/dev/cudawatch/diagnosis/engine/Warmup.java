@@ -24,6 +24,13 @@ public final class Warmup {
   private Warmup() {}
 
   /**
+   * A failing job's last lines (a traceback, CUDA and NCCL errors, an Xid): each is an incident.
+   */
+  public static List<String> failureLines() {
+    return FAILURE;
+  }
+
+  /**
    * Runs {@code rounds} synthetic streams through a classifier of {@code catalog}.
    *
    * @return incidents found (and discarded), so the work is not optimised away

@@ -1,6 +1,7 @@
 package dev.cudawatch.diagnosis.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cudawatch.common.text.TrainingOutput;
 import dev.cudawatch.common.wire.Incident;
@@ -39,5 +40,27 @@ class TrainingOutputTest {
     out.addAll(c.flush(t));
     assertEquals(List.of(), out);
     assertEquals(4, shapes.stream().map(s -> s.substring(0, 6)).distinct().count(), "four shapes");
+  }
+
+  /** The warm-up's failing lines build incidents, so it compiles the incident's paths too. */
+  @Test
+  void theWarmUpsFailureLinesAreIncidentsOfSeveralClasses() {
+    Catalog catalog = Catalog.builtIn();
+    StreamClassifier c =
+        new StreamClassifier(
+            catalog,
+            new Advisor(catalog.taxonomy()),
+            new StreamContext("node-1", null, "/logs/warmup.log"),
+            ClassifierSettings.defaults(),
+            new StreamState());
+    Instant t = Instant.parse("2026-01-01T00:00:00Z");
+    List<Incident> out = new ArrayList<>();
+    for (String line : Warmup.failureLines()) {
+      out.addAll(c.accept(line, new LineMeta("w", t, null, null), t));
+    }
+    out.addAll(c.flush(t));
+    assertTrue(
+        out.stream().map(Incident::incidentClass).distinct().count() >= 2,
+        "incidents of the warm-up's failures: " + out);
   }
 }

@@ -43,8 +43,8 @@ import java.util.Map;
  *     kernel incidents) crosses the shuffle at most once per this long from one subtask
  * @param watermarkIdleSeconds a job subtask without incidents this long stops holding back event
  *     time (its watermark idles), so rule windows and the Xid join still close
- * @param warmupLines lines of healthy output classified once per JVM at start, so the first real
- *     lines do not meet the classifier cold (0: no warm-up)
+ * @param warmupLines lines of healthy output classified once per JVM at start, then a few failing
+ *     ones, so the first real lines do not meet the classifier cold (0: no warm-up)
  */
 public record ProcessorSettings(
     KafkaSettings kafka,
