@@ -61,9 +61,10 @@ public final class KafkaConnectors {
         // a small pool of transactional ids reused, not a new one per checkpoint (the default):
         // each new id costs an InitProducerId round trip inside the checkpoint, and the broker
         // keeps every id it saw for transactional.id.expiration.ms (7 days), which at local's
-        // 100 ms checkpoints is 60 new ids a second. One-way: the connector moves a job's
-        // savepoint from incrementing to pooled ids, not back. Aborting lingering transactions
-        // then lists them (ListTransactions: Describe on the prefix's ids where ACLs are on).
+        // 100 ms checkpoints is 100 new ids a second (5 sinks, 2 subtasks). One-way: the
+        // connector moves a job's savepoint from incrementing to pooled ids, not back. Aborting
+        // lingering transactions then lists them (ListTransactions: Describe on the prefix's ids
+        // where ACLs are on).
         .setTransactionNamingStrategy(TransactionNamingStrategy.POOLING)
         .build();
   }
