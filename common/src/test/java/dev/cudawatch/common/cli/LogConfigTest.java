@@ -81,4 +81,19 @@ class LogConfigTest {
     Logging.redirect(null);
     assertInstanceOf(NullAppender.class, err());
   }
+
+  /** The Kafka sink's start-up line about no lingering transactions is dropped; others are not. */
+  @Test
+  void noLingeringTransactionsIsNotAWarningButSomeAre() throws Exception {
+    Path file = dir.resolve("run.log");
+    Logging.redirect(file);
+    var log =
+        LogManager.getLogger(
+            "org.apache.flink.connector.kafka.sink.internal.TransactionAbortStrategyImpl");
+    log.warn("Found 0 open transactions for subtask 0: []");
+    log.warn("Found 2 open transactions for subtask 1: [a, b]");
+    String lines = Files.readString(file);
+    assertTrue(!lines.contains("Found 0"), lines);
+    assertTrue(lines.contains("Found 2 open transactions for subtask 1"), lines);
+  }
 }
