@@ -21,14 +21,7 @@ import org.junit.jupiter.api.Test;
 class TrainingOutputTest {
   @Test
   void fortyThousandLinesOfWarmUpOutputAreNoIncident() {
-    Catalog catalog = Catalog.builtIn();
-    StreamClassifier c =
-        new StreamClassifier(
-            catalog,
-            new Advisor(catalog.taxonomy()),
-            new StreamContext("node-1", null, "/logs/warmup.log"),
-            ClassifierSettings.defaults(),
-            new StreamState());
+    StreamClassifier c = classifier();
     Instant t = Instant.parse("2026-01-01T00:00:00Z");
     List<Incident> out = new ArrayList<>();
     Set<String> shapes = new HashSet<>();
@@ -45,14 +38,7 @@ class TrainingOutputTest {
   /** The warm-up's failing lines build incidents, so it compiles the incident's paths too. */
   @Test
   void theWarmUpsFailureLinesAreIncidentsOfSeveralClasses() {
-    Catalog catalog = Catalog.builtIn();
-    StreamClassifier c =
-        new StreamClassifier(
-            catalog,
-            new Advisor(catalog.taxonomy()),
-            new StreamContext("node-1", null, "/logs/warmup.log"),
-            ClassifierSettings.defaults(),
-            new StreamState());
+    StreamClassifier c = classifier();
     Instant t = Instant.parse("2026-01-01T00:00:00Z");
     List<Incident> out = new ArrayList<>();
     for (String line : Warmup.failureLines()) {
@@ -62,5 +48,15 @@ class TrainingOutputTest {
     assertTrue(
         out.stream().map(Incident::incidentClass).distinct().count() >= 2,
         "incidents of the warm-up's failures: " + out);
+  }
+
+  private static StreamClassifier classifier() {
+    Catalog catalog = Catalog.builtIn();
+    return new StreamClassifier(
+        catalog,
+        new Advisor(catalog.taxonomy()),
+        new StreamContext("node-1", null, "/logs/warmup.log"),
+        ClassifierSettings.defaults(),
+        new StreamState());
   }
 }
