@@ -3,8 +3,6 @@ package dev.cudawatch.ingest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -18,7 +16,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,18 +37,7 @@ class AgentSlowClientsIT {
 
   @Test
   void tenSlowClientsDoNotStopHealthz() throws Exception {
-    String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort();
-    AgentSettings s =
-        AgentSettings.builder()
-            .kafka(new KafkaSettings(nobody, Map.of()))
-            .globs(List.of())
-            .stateDir(dir.resolve("state").toString())
-            .kernelLog(null)
-            .gpuSampleIntervalMs(0)
-            .httpPort(0)
-            .runSpoolRoot(dir.resolve("spools").toString())
-            .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
-            .build();
+    AgentSettings s = HttpOnlyAgent.settings(dir).build();
     try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
       agent.start(false);
       int port = agent.httpPort();

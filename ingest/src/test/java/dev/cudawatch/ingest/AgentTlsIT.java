@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import dev.cudawatch.testkit.SelfSignedCertificate;
 import java.io.IOException;
 import java.net.URI;
@@ -16,8 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import javax.net.ssl.SSLParameters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,19 +34,7 @@ class AgentTlsIT {
     Files.writeString(
         web,
         "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  min_version: TLS13\n");
-    String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort(); // the HTTP side needs no broker
-    AgentSettings s =
-        AgentSettings.builder()
-            .kafka(new KafkaSettings(nobody, Map.of()))
-            .globs(List.of())
-            .stateDir(dir.resolve("state").toString())
-            .kernelLog(null)
-            .gpuSampleIntervalMs(0)
-            .httpPort(0)
-            .runSpoolRoot(dir.resolve("spools").toString())
-            .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
-            .webConfigFile(web.toString())
-            .build();
+    AgentSettings s = HttpOnlyAgent.settings(dir).webConfigFile(web.toString()).build();
     try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
       agent.start(false);
       String base = "https://127.0.0.1:" + agent.httpPort();

@@ -3,8 +3,6 @@ package dev.cudawatch.ingest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cudawatch.common.config.KafkaSettings;
-import dev.cudawatch.kafka.embedded.EmbeddedKafkaBroker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,8 +13,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
-import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.security.crypto.bcrypt.BCrypt;
@@ -34,19 +30,7 @@ class AgentWebConfigIT {
     Path web = dir.resolve("web-config.yml");
     Files.writeString(
         web, "basic_auth_users:\n  scraper: '" + BCrypt.hashpw("pw", BCrypt.gensalt(10)) + "'\n");
-    String nobody = "127.0.0.1:" + EmbeddedKafkaBroker.freePort();
-    AgentSettings s =
-        AgentSettings.builder()
-            .kafka(new KafkaSettings(nobody, Map.of()))
-            .globs(List.of())
-            .stateDir(dir.resolve("state").toString())
-            .kernelLog(null)
-            .gpuSampleIntervalMs(0)
-            .httpPort(0)
-            .runSpoolRoot(dir.resolve("spools").toString())
-            .nvidiaSmi(dir.resolve("no-nvidia-smi").toString())
-            .webConfigFile(web.toString())
-            .build();
+    AgentSettings s = HttpOnlyAgent.settings(dir).webConfigFile(web.toString()).build();
     try (AgentRuntime agent = new AgentRuntime(s, Clock.systemUTC())) {
       agent.start(false);
       String base = "http://127.0.0.1:" + agent.httpPort();
